@@ -1,0 +1,83 @@
+"""The run-wide source registry: every passage an agent retrieved gets a stable id ("S1", "S2", …).
+
+The same passage (same `key`) always maps to the same id within a run. `text` is exactly what
+was shown to an agent, so the citation check verifies claims against retrieved text only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Source:
+    id: str
+    key: str  # what identifies the passage: "corpus:<passage_id>" or "web:<url>#<n>"
+    kind: str  # "corpus" | "web"
+    title: str
+    locator: str  # passage id or URL a reader can follow
+    text: str  # text shown to an agent (grows when the passage is read in full)
+    retrieved_by: list[str] = field(default_factory=list)  # agent ids
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class SourceRegistry:
+    """Thread-safe (tools may run in worker threads); ids are assigned in retrieval order."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, Source] = {}
+        self._by_key: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def register(
+        self,
+        *,
+        key: str,
+        kind: str,
+        title: str,
+        locator: str,
+        text: str,
+        agent_id: str = "",
+        meta: dict[str, Any] | None = None,
+    ) -> Source:
+        """Add a passage, or update it: text only ever grows (a snippet becomes the full read)."""
+        with self._lock:
+            sid = self._by_key.get(key)
+            if sid is None:
+                sid = f"S{len(self._by_id) + 1}"
+                src = Source(sid, key, kind, title, locator, text, [], dict(meta or {}))
+                self._by_id[sid] = src
+                self._by_key[key] = sid
+            else:
+                src = self._by_id[sid]
+                if text and text not in src.text:
+                    src.text = f"{src.text}\n{text}" if src.text else text
+                if meta:
+                    src.meta.update(meta)
+            if agent_id and agent_id not in src.retrieved_by:
+                src.retrieved_by.append(agent_id)
+            return src
+
+    def get(self, source_id: str) -> Source | None:
+        return self._by_id.get(source_id)
+
+    def __contains__(self, source_id: object) -> bool:
+        return source_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def all(self) -> list[Source]:
+        return list(self._by_id.values())
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [asdict(s) for s in self._by_id.values()]
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(path)

@@ -1,0 +1,110 @@
+"""The tool seam: a tool has a name, a description, a pydantic model for its input (whose JSON
+schema the model sees) and an async `run`. Any failure becomes an `is_error` tool result that
+the model can read and act on; a tool never crashes its agent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterable
+
+from pydantic import BaseModel, ValidationError
+
+from .model import ToolResultBlock, ToolSpec, ToolUseBlock
+from .sources import SourceRegistry
+
+
+class ToolError(Exception):
+    """A failure the agent should read (bad argument, refused URL, replay miss, …)."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool may know about its caller. Tools never see the caller's conversation."""
+
+    agent_id: str
+    sources: SourceRegistry
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    args: type[BaseModel]
+    run: Callable[[Any, ToolContext], Awaitable[str]]  # receives a validated `args` instance
+
+    def spec(self) -> ToolSpec:
+        schema = self.args.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(self.name, self.description, schema)
+
+
+def format_validation_error(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "(input)"
+        parts.append(f"{loc}: {e['msg']}")
+    return "; ".join(parts)
+
+
+class Toolbox:
+    """A set of tools by name. `call` enforces an allow-list in code, whatever the model asks."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.add(t)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool name {tool.name!r}")
+        self._tools[tool.name] = tool
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def specs(self, allowed: Iterable[str] | None = None) -> list[ToolSpec]:
+        names = self.names() if allowed is None else [n for n in allowed if n in self._tools]
+        return [self._tools[n].spec() for n in names]
+
+    async def call(self, use: ToolUseBlock, allowed: Iterable[str], ctx: ToolContext) -> ToolResultBlock:
+        allowed = set(allowed)
+        if use.name not in allowed:
+            return ToolResultBlock(
+                use.id,
+                f"Refused: tool {use.name!r} is not allowed for this agent. "
+                f"Allowed tools: {', '.join(sorted(allowed)) or '(none)'}.",
+                is_error=True,
+            )
+        tool = self._tools.get(use.name)
+        if tool is None:
+            return ToolResultBlock(use.id, f"Unknown tool {use.name!r}.", is_error=True)
+        try:
+            args = tool.args.model_validate(use.input)
+        except ValidationError as e:
+            return ToolResultBlock(use.id, f"Invalid input for {use.name}: {format_validation_error(e)}", is_error=True)
+        try:
+            content = await tool.run(args, ctx)
+        except ToolError as e:
+            return ToolResultBlock(use.id, f"{use.name} failed: {e}", is_error=True)
+        except Exception as e:  # a tool bug must not kill the agent; the model reads it
+            return ToolResultBlock(use.id, f"{use.name} failed unexpectedly: {type(e).__name__}: {e}", is_error=True)
+        return ToolResultBlock(use.id, content)
+
+
+def untrusted(label: str, payload: Any) -> str:
+    """Wrap retrieved material so it is plainly data, never instructions.
+
+    The agent's system prompt says text between these markers is quoted material to evaluate,
+    never to obey; tools and boundaries are fixed in code, whatever the material says.
+    """
+    body = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, indent=1)
+    return f"<retrieved_material source=\"{label}\">\n{body}\n</retrieved_material>"
