@@ -1,0 +1,221 @@
+"""The Python API: `await research(question, ...)` for trio callers, `research_sync(...)` otherwise.
+
+Everything a user can get wrong is checked before the run directory exists, so a bad call
+leaves nothing behind. Once the run starts, its manifest always ends in a final status:
+completed, failed or interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import trio
+
+from subagents.model import Model
+from subagents.prompting import PromptError, PromptSet
+from subagents.providers import ModelConfigError, ProviderSettings, resolve_model
+from subagents.sources import SourceRegistry
+from subagents.tools import Tool, Toolbox
+
+from .orchestrator import Lead, LeadError, RunSettings, RunState, finish_report, usage_summary, write_sources
+from .rundir import RunDir, new_run_id, now_iso
+
+
+class UsageError(ValueError):
+    """A mistake in the user's input: reported in one line, exit code 2, nothing written."""
+
+
+@dataclass
+class ResearchResult:
+    report: str
+    run_dir: Path
+    manifest: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return str(self.manifest.get("status"))
+
+
+@dataclass
+class ResearchConfig:
+    question: str
+    corpus: Sequence[Path | str] = ()
+    runs_dir: Path | str = "runs"
+    max_subagents: int = 5
+    max_rounds: int = 2
+    concurrency: int = 4
+    lead_model: str | Model | None = None
+    subagent_model: str | Model | None = None
+    prompts: str = "default"
+    provider: ProviderSettings = field(default_factory=ProviderSettings)
+    extra_tools: Sequence[Tool] = ()
+    cache_dir: Path | None = None
+
+
+def default_model_names() -> tuple[str, str]:
+    try:
+        from subagents.providers import default_models  # added with the Claude adapter
+    except ImportError:
+        return "extractive", "extractive"
+    return default_models(os.environ)
+
+
+def _model(spec: str | Model, settings: ProviderSettings, shared: dict[str, Any]) -> Model:
+    if not isinstance(spec, str):
+        return spec
+    try:
+        return resolve_model(spec, settings, shared)
+    except ModelConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def _validate(cfg: ResearchConfig) -> None:
+    if not isinstance(cfg.question, str) or not cfg.question.strip():
+        raise UsageError("the question is empty")
+    if cfg.max_subagents < 1:
+        raise UsageError(f"--max-subagents must be at least 1 (got {cfg.max_subagents})")
+    if cfg.max_rounds < 1:
+        raise UsageError(f"--max-rounds must be at least 1 (got {cfg.max_rounds})")
+    if cfg.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1 (got {cfg.concurrency})")
+    for c in cfg.corpus:
+        p = Path(c)
+        if not p.exists():
+            raise UsageError(f"corpus path does not exist: {p}")
+        if not p.is_dir():
+            raise UsageError(f"corpus path is not a directory: {p}")
+
+
+def _open_corpus(cfg: ResearchConfig, progress: Callable[[str], None]) -> tuple[Any, list[Tool]]:
+    if not cfg.corpus:
+        return None, []
+    from subagents.corpus import Corpus, CorpusError, make_corpus_tools
+
+    try:
+        progress(f"indexing corpus: {', '.join(str(c) for c in cfg.corpus)}")
+        corpus = Corpus.open([Path(c) for c in cfg.corpus], cache_dir=cfg.cache_dir)
+    except CorpusError as e:
+        raise UsageError(str(e)) from None
+    for root, stats in corpus.stats.items():
+        progress(f"  {root}: {stats.passages} passages, {stats.indexed} file(s) (re)indexed, "
+                 f"{stats.unchanged} unchanged, skipped {stats.skipped_binary} binary / "
+                 f"{stats.skipped_undecodable} undecodable / {stats.skipped_outside} outside ({stats.seconds:.1f}s)")
+    return corpus, make_corpus_tools(corpus)
+
+
+async def research(question: str, *, progress: Callable[[str], None] | None = None,
+                   on_start: Callable[[Path], None] | None = None, **options: Any) -> ResearchResult:
+    """Run one research. Options are the fields of ResearchConfig. Raises UsageError for bad input
+    (before anything is written), RunFailed when a started run fails (its directory is kept)."""
+    cfg = ResearchConfig(question=question, **options)
+    say = progress or (lambda msg: None)
+    _validate(cfg)
+    try:
+        prompts = PromptSet(cfg.prompts)
+    except PromptError as e:
+        raise UsageError(str(e)) from None
+    lead_default, sub_default = default_model_names()
+    shared: dict[str, Any] = {}
+    lead_model = _model(cfg.lead_model or lead_default, cfg.provider, shared)
+    sub_model = _model(cfg.subagent_model or sub_default, cfg.provider, shared)
+    corpus, tools = _open_corpus(cfg, say)
+    tools = tools + list(cfg.extra_tools)
+    if not tools:
+        raise UsageError("no sources to research: give --corpus PATH (or --web)")
+    toolbox = Toolbox(tools)
+
+    run = RunDir(Path(cfg.runs_dir), new_run_id(cfg.question))
+    try:
+        run.create()
+    except OSError as e:
+        raise UsageError(f"cannot create the run directory under {cfg.runs_dir}: {e}") from None
+    sources = SourceRegistry()
+    state = RunState()
+    settings = RunSettings(question=cfg.question.strip(), max_subagents=cfg.max_subagents,
+                           max_rounds=cfg.max_rounds, concurrency=cfg.concurrency)
+    started_wall, started = now_iso(), time.monotonic()
+    manifest: dict[str, Any] = {
+        "run_id": run.run_id, "question": settings.question, "status": "running", "created_at": started_wall,
+        "options": {"corpus": [str(Path(c).resolve()) for c in cfg.corpus], "max_subagents": cfg.max_subagents,
+                    "max_rounds": cfg.max_rounds, "concurrency": cfg.concurrency, "prompts": cfg.prompts,
+                    "tools": toolbox.names()},
+        "models": {"lead": lead_model.name, "subagent": sub_model.name,
+                   "language_model_used": lead_model.is_language_model or sub_model.is_language_model},
+        "prompts": {"variant": cfg.prompts, "files": {}},
+        "corpus": {str(k): vars(v) for k, v in corpus.stats.items()} if corpus is not None else {},
+    }
+
+    def save(status: str | None = None, **extra: Any) -> None:
+        if status:
+            manifest["status"] = status
+        manifest["prompts"]["files"] = prompts.manifest()
+        manifest["plans"] = [f"plan.v{p['version']}.json" for p in state.plans]
+        manifest["agents"] = [{"agent_id": "lead", "role": "lead", "parent_id": None, "status": manifest["status"],
+                               "usage": state.lead_usage.to_dict(), "calls": state.lead_calls,
+                               "transcript": "agents/lead.jsonl"}] + [
+            {**r.to_dict(), "role": "subagent", "parent_id": "lead", "round": rnd,
+             "transcript": f"agents/{r.agent_id}.jsonl"} for rnd, r in state.results]
+        manifest["usage"] = usage_summary(state)
+        manifest["timings"] = {"started_at": started_wall, "seconds": round(time.monotonic() - started, 3),
+                               "rounds": state.rounds}
+        manifest["sources"] = len(sources)
+        if state.citation is not None:
+            manifest["citation_check"] = state.citation.to_dict()
+        manifest.update(extra)
+        write_sources(run, sources)
+        run.write_manifest(manifest)
+
+    save()
+    if on_start is not None:
+        on_start(run.path)
+    say(f"run {run.run_id}: lead={lead_model.name} subagent={sub_model.name}")
+    lead = Lead(settings=settings, run=run, lead_model=lead_model, subagent_model=sub_model, toolbox=toolbox,
+                sources=sources, prompts=prompts, state=state, progress=say, on_round=save)
+    try:
+        draft = await lead.run_lead()
+        report, check = finish_report(draft, question=settings.question, state=state, sources=sources,
+                                      lead_model=lead_model, subagent_model=sub_model)
+        state.citation = check
+        run.write_report(report)
+        save("completed", finished_at=now_iso())
+        return ResearchResult(report, run.path, manifest)
+    except BaseException as e:
+        interrupted = _is_interrupt(e)
+        status = "interrupted" if interrupted else "failed"
+        error = None if interrupted else f"{type(e).__name__}: {e}"
+        if not interrupted and isinstance(e, LeadError):
+            error = str(e)
+        save(status, finished_at=now_iso(), error=error)
+        if not interrupted and isinstance(e, Exception):
+            raise RunFailed(error or status, run.path) from e
+        raise
+    finally:
+        run.close()
+        if corpus is not None:
+            corpus.close()
+
+
+class RunFailed(RuntimeError):
+    """The run started but failed; its directory holds the transcripts and the error."""
+
+    def __init__(self, message: str, run_dir: Path) -> None:
+        super().__init__(message)
+        self.run_dir = run_dir
+
+
+def _is_interrupt(e: BaseException) -> bool:
+    if isinstance(e, (KeyboardInterrupt, trio.Cancelled)):
+        return True
+    if isinstance(e, BaseExceptionGroup):
+        return any(_is_interrupt(x) for x in e.exceptions)
+    return False
+
+
+def research_sync(question: str, **options: Any) -> ResearchResult:
+    """Blocking wrapper around `research` for code that does not run trio."""
+    return trio.run(lambda: research(question, **options))

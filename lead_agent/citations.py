@@ -1,0 +1,130 @@
+"""Citation check: every `[S#]` marker in a draft must name a source retrieved in this run, and the
+sentence carrying it must be supported by that source's retrieved text. Supported markers are
+renumbered `[1]`, `[2]`, … in order of first use and a references list is appended; unknown and
+unsupported ones are removed and listed in a "Citation check" section, never silently.
+
+Support is lexical: the share of the sentence's content words (lower-cased, lightly stemmed,
+stop words dropped) that occur in the source text must reach SUPPORT_THRESHOLD. That accepts
+quotes and close paraphrase, and rejects a sentence about something the source never mentions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from subagents.sources import SourceRegistry
+from subagents.text import content_terms
+
+SUPPORT_THRESHOLD = 0.5
+MARKER = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\]")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass
+class CitationIssue:
+    source_id: str
+    reason: str  # "unknown" | "unsupported"
+    sentence: str
+    support: float | None = None
+
+
+@dataclass
+class CitationCheck:
+    markers: int = 0
+    supported: int = 0
+    unsupported: int = 0
+    unknown: int = 0
+    issues: list[CitationIssue] = field(default_factory=list)
+    cited_sources: list[str] = field(default_factory=list)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return None if self.markers == 0 else round(self.supported / self.markers, 4)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["pass_rate"] = self.pass_rate
+        d["removed"] = self.unsupported + self.unknown
+        return d
+
+
+def support_score(sentence: str, source_text: str) -> float:
+    claim = content_terms(MARKER.sub(" ", sentence))
+    if not claim:
+        return 1.0  # nothing checkable (e.g. a bare heading); not a claim
+    have = content_terms(source_text)
+    return len(claim & have) / len(claim)
+
+
+def _sentences(line: str) -> list[str]:
+    """Split a line into sentences, keeping markers that follow a full stop with the sentence before."""
+    pieces = SENTENCE_END.split(line)
+    out: list[str] = []
+    for piece in pieces:
+        lead = re.match(r"^((?:\[S\d+(?:\s*[,;]\s*S\d+)*\]\s*)+)(.*)$", piece)
+        if lead and out:
+            out[-1] = out[-1] + " " + lead.group(1).strip()
+            piece = lead.group(2)
+        if piece:
+            out.append(piece)
+    return out
+
+
+def check_citations(draft: str, sources: SourceRegistry) -> tuple[str, CitationCheck]:
+    """Return the checked report (renumbered markers, references, check section) and the counts."""
+    check = CitationCheck()
+    numbers: dict[str, int] = {}
+    out_lines: list[str] = []
+    for line in draft.splitlines():
+        if not MARKER.search(line):
+            out_lines.append(line)
+            continue
+        new_sentences = []
+        for sentence in _sentences(line):
+            def replace(m: re.Match[str], sentence: str = sentence) -> str:
+                kept = []
+                for sid in re.split(r"\s*[,;]\s*", m.group(1)):
+                    check.markers += 1
+                    src = sources.get(sid)
+                    if src is None:
+                        check.unknown += 1
+                        check.issues.append(CitationIssue(sid, "unknown", _plain(sentence)))
+                        continue
+                    score = support_score(sentence, src.text)
+                    if score < SUPPORT_THRESHOLD:
+                        check.unsupported += 1
+                        check.issues.append(CitationIssue(sid, "unsupported", _plain(sentence), round(score, 3)))
+                        continue
+                    check.supported += 1
+                    if sid not in numbers:
+                        numbers[sid] = len(numbers) + 1
+                        check.cited_sources.append(sid)
+                    kept.append(f"[{numbers[sid]}]")
+                return "".join(dict.fromkeys(kept))
+
+            new_sentences.append(re.sub(r"\s+([.!?,;:])", r"\1", re.sub(r"[ \t]+(?=\s|$)", "", MARKER.sub(replace, sentence))))
+        out_lines.append(" ".join(s for s in new_sentences if s))
+    report = "\n".join(out_lines).rstrip() + "\n"
+    if numbers:
+        refs = ["", "## References", ""]
+        for sid, n in numbers.items():
+            src = sources.get(sid)
+            assert src is not None
+            where = src.locator if src.locator else src.key
+            refs.append(f"{n}. {src.title or where} — `{where}` ({sid})")
+        report += "\n".join(refs) + "\n"
+    if check.issues:
+        lines = ["", "## Citation check", "",
+                 f"{len(check.issues)} of {check.markers} citations were removed because the cited source "
+                 "was not retrieved in this run or does not support the sentence:", ""]
+        for issue in check.issues:
+            why = "no such source in this run" if issue.reason == "unknown" else f"support {issue.support:.2f}"
+            lines.append(f"- {issue.source_id} ({why}): “{issue.sentence[:160]}”")
+        report += "\n".join(lines) + "\n"
+    return report, check
+
+
+def _plain(sentence: str) -> str:
+    return " ".join(MARKER.sub("", sentence).split())

@@ -1,0 +1,373 @@
+"""The extractive model: the offline default. No language model — a deterministic policy that
+drives the same agent loops through the same tool calls a language model would make.
+
+It is stateless like an API model: every decision is read from the request (the prompts' tagged
+sections, the tools offered, the tool results so far).
+
+- Lead, first turn: classify the question (straightforward / breadth-first / depth-first) from
+  its structure and call `delegate` with one task per compared entity, listed part or facet.
+- Subagent: issue its searches in one turn (run concurrently by the loop), read the best
+  passages (reciprocal-rank fusion over the queries), then submit findings made of the retrieved
+  sentences that best answer its objective (IDF-weighted term overlap, de-duplicated), each with
+  the id of the source it was taken from.
+- Lead, after findings: start a gap round for objectives left without enough support (when
+  rounds remain), else assemble the report from the ranked claims, citing their sources.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import Message, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from .text import STOPWORDS, content_term_list, content_terms, sentences, stem, words
+
+SEARCH_TOOLS = ("search_corpus", "web_search")
+READ_TOOLS = {"read_passage": "passage_id", "fetch_page": "url"}
+MAX_QUERIES = 3
+MAX_READS = 4
+MAX_CLAIMS = 6
+MIN_CLAIMS_OK = 2
+
+
+def _tag(text: str, name: str) -> str | None:
+    m = re.search(rf"<{name}\b[^>]*>\s*(.*?)\s*</{name}>", text, re.S)
+    return m.group(1) if m else None
+
+
+def _material(content: str) -> Any:
+    body = _tag(content, "retrieved_material")
+    try:
+        return json.loads(body if body is not None else content)
+    except (json.JSONDecodeError, TypeError):
+        return None
+
+
+def _respond(blocks: list[Any], stop: str) -> ModelResponse:
+    return ModelResponse(blocks, stop, Usage(), model="extractive")
+
+
+def _uses(messages: list[Message]) -> list[tuple[ToolUseBlock, ToolResultBlock | None]]:
+    """All tool calls so far with their results, in order."""
+    results = {b.tool_use_id: b for m in messages for b in m.content if isinstance(b, ToolResultBlock)}
+    return [(b, results.get(b.id)) for m in messages for b in m.content if isinstance(b, ToolUseBlock)]
+
+
+def _user_text(messages: list[Message]) -> str:
+    return "\n".join(b.text for m in messages if m.role == "user" for b in m.content if isinstance(b, TextBlock))
+
+
+# ---------------------------------------------------------------- question analysis
+
+_COMPARE = [
+    re.compile(r"\b(?:compare|contrast)\s+(?:how\s+|the\s+)?(?P<list>.+?)(?:\s+(?:in terms of|regarding|on|for|when|by)\s+(?P<aspect>.+))?$", re.I),
+    re.compile(r"\bdifferences?\s+between\s+(?P<list>.+?)(?:\s+(?:in terms of|regarding|when|for)\s+(?P<aspect>.+))?$", re.I),
+    re.compile(r"^(?P<list>.+?\b(?:vs\.?|versus)\b.+?)(?:[:,]\s*(?P<aspect>.+))?$", re.I),
+]
+
+
+def _split_list(text: str) -> list[str]:
+    parts = re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+", text.strip(" ?.!"))
+    return [p.strip(" ?.!\"'`") for p in parts if p.strip(" ?.!\"'`")]
+
+
+def classify(question: str) -> tuple[str, list[str], str]:
+    """Return (query_type, parts, aspect). parts: compared entities / listed items / facets."""
+    q = " ".join(question.split()).rstrip("?.! ")
+    for pat in _COMPARE:
+        m = pat.search(q)
+        if m:
+            items = _split_list(m.group("list"))
+            aspect = (m.groupdict().get("aspect") or "").strip()
+            if len(items) >= 2:
+                # "compare how X and Y plan research": the trailing verb phrase is the aspect
+                last = items[-1].split()
+                if not aspect and len(last) > 2:
+                    items[-1], aspect = last[0], " ".join(last[1:])
+                return "breadth_first", items, aspect
+    listed = re.search(r"\b(?:of|between|for|about)\s+([^,]+(?:,\s*[^,]+)+,?\s*(?:and|or)\s+[^,?]+)", q)
+    if listed:
+        items = _split_list(listed.group(1))
+        if len(items) >= 3:
+            return "breadth_first", items, q[: listed.start()].strip()
+    terms = content_term_list(q)
+    if re.match(r"^(why|how)\b", q, re.I) or re.search(r"\bwhat happens\b|\bexplain\b|\bin what way", q, re.I) or len(terms) >= 7:
+        return "depth_first", [], ""
+    return "straightforward", [], ""
+
+
+def _key_phrase(question: str, n: int = 6) -> str:
+    seen = []
+    for w in words(question):
+        if w.lower() not in STOPWORDS and len(w) > 1 and w not in seen and "." not in w[1:]:
+            seen.append(w)
+    dotted = [w for w in words(question) if "." in w[1:]]
+    return " ".join((dotted + seen)[:n])
+
+
+def plan_tasks(question: str, tools: list[str], max_tasks: int) -> dict[str, Any]:
+    qtype, parts, aspect = classify(question)
+    key = _key_phrase(question)
+    tasks: list[dict[str, Any]] = []
+    if qtype == "breadth_first":
+        aspect_terms = _key_phrase(aspect, 4) if aspect else ""
+        for part in parts[:max_tasks]:
+            others = [p for p in parts if p != part]
+            tasks.append({
+                "objective": f"{part}: {aspect or 'what it is and how it works'} (part of: {question})",
+                "queries": [f"{part} {aspect_terms}".strip(), part],
+                "boundaries": {"out_of_scope": [f"details of {o}" for o in others]},
+            })
+        rationale = f"the question compares or lists {len(parts)} parts; one subagent per part"
+    elif qtype == "depth_first":
+        facets = [
+            (f"Answer directly: {question}", [key, question]),
+            (f"Mechanism and details behind: {question}", [f"{_key_phrase(question, 3)} how", key]),
+            (f"Exceptions, errors, caveats and examples related to: {question}",
+             [f"{_key_phrase(question, 3)} error exception", f"{_key_phrase(question, 3)} example"]),
+        ]
+        for obj, queries in facets[:max(1, max_tasks)]:
+            tasks.append({"objective": obj, "queries": queries})
+        rationale = "one topic that needs several angles: the direct answer, the mechanism, the caveats"
+    else:
+        tasks.append({"objective": question, "queries": [key, question]})
+        rationale = "a single fact: one subagent"
+    for t in tasks:
+        t["tools"] = list(tools)
+        t["output_format"] = "Up to 6 claims quoted from the sources, each with its source ids."
+        t["budget"] = {"max_tool_calls": 1 + MAX_QUERIES + MAX_READS, "max_seconds": 60}
+    return {"query_type": qtype, "rationale": rationale, "tasks": tasks}
+
+
+# ---------------------------------------------------------------- sentence ranking
+
+@dataclass
+class Candidate:
+    text: str
+    source_id: str
+    rank: int  # rank of its passage (0 best)
+    heading: str = ""
+    score: float = 0.0
+    terms: set[str] = field(default_factory=set)
+
+
+def _good_sentence(s: str) -> bool:
+    n = len(s.split())
+    if n < 5 or n > 80:
+        return False
+    letters = sum(c.isalpha() for c in s)
+    return letters >= 0.5 * len(s) and not s.startswith(("$", ">>>", "...", "|"))
+
+
+def rank_sentences(query: str, candidates: list[Candidate], limit: int) -> list[Candidate]:
+    qterms = content_terms(query)
+    if not qterms:
+        return []
+    for c in candidates:
+        c.terms = content_terms(c.text)
+    n = len(candidates) or 1
+    df = {t: sum(1 for c in candidates if t in c.terms) for t in qterms}
+    idf = {t: math.log(1 + n / (1 + df[t])) for t in qterms}
+    for c in candidates:
+        hit = qterms & c.terms
+        heading_hit = qterms & content_terms(c.heading)
+        c.score = (sum(idf[t] for t in hit) + 0.3 * sum(idf[t] for t in heading_hit)) / (1 + 0.15 * c.rank)
+        c.score /= math.sqrt(max(8, len(c.terms)) / 8)
+    chosen: list[Candidate] = []
+    for c in sorted(candidates, key=lambda c: (-c.score, c.rank)):
+        if c.score <= 0 or len(chosen) >= limit:
+            break
+        if any(len(c.terms & o.terms) / max(1, len(c.terms | o.terms)) > 0.6 for o in chosen):
+            continue
+        chosen.append(c)
+    return chosen
+
+
+# ---------------------------------------------------------------- the model
+
+class ExtractiveModel:
+    name = "extractive"
+    is_language_model = False
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        tools = {t.name for t in request.tools}
+        if "delegate" in tools:
+            return self._lead(request)
+        if "submit_findings" in tools:
+            return self._subagent(request)
+        return _respond([TextBlock("(extractive model: no task recognised in this request)")], "end_turn")
+
+    # ---- lead
+    def _lead(self, request: ModelRequest) -> ModelResponse:
+        msgs = request.messages
+        question = _tag(_user_text(msgs[:1]), "question") or _user_text(msgs[:1])
+        tool_lines = _tag(request.system, "subagent_tools") or ""
+        sub_tools = re.findall(r"^- ([\w.-]+):", tool_lines, re.M)
+        limit = re.search(r"at most (\d+) tasks", request.system)
+        max_tasks = int(limit.group(1)) if limit else 3
+        calls = _uses(msgs)
+        last = calls[-1] if calls else None
+        if last is not None and last[1] is not None and last[1].is_error:
+            m = re.search(r"limit of (\d+) subagents", last[1].content)
+            if m:
+                max_tasks = int(m.group(1))
+            elif "no delegation rounds left" not in last[1].content:
+                return _respond([TextBlock(f"# {question}\n\nThe plan was rejected: {last[1].content}")], "end_turn")
+        rounds = [json.loads(f) for f in (_tag(r.content, "findings") for _, r in calls if r is not None and not r.is_error) if f]
+        if not rounds and not (last and last[1] is not None and "no delegation rounds left" in last[1].content):
+            return self._delegate(len(msgs), plan_tasks(question, sub_tools, max_tasks))
+        rounds_left = 0
+        for _, r in calls:
+            if r is not None and not r.is_error:
+                m = re.search(r'rounds_left="(\d+)"', r.content)
+                rounds_left = int(m.group(1)) if m else 0
+        gaps = self._gaps(rounds)
+        if gaps and rounds_left > 0 and len(rounds) < 2:
+            plan = {"query_type": "depth_first", "rationale": "gap round: " + "; ".join(g["why"] for g in gaps),
+                    "tasks": [dict(g["task"], tools=sub_tools) for g in gaps[:max_tasks]]}
+            return self._delegate(len(msgs), plan)
+        return _respond([TextBlock(self._report(question, rounds))], "end_turn")
+
+    @staticmethod
+    def _delegate(n: int, plan: dict[str, Any]) -> ModelResponse:
+        return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_0", "delegate", plan)], "tool_use")
+
+    @staticmethod
+    def _gaps(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        latest: dict[str, dict[str, Any]] = {}
+        for rnd in rounds:
+            for sub in rnd.get("subagents", []):
+                obj = re.sub(r"^\(gap\) ", "", sub["objective"])
+                prev = latest.get(obj)
+                if prev is None or len(sub["claims"]) >= len(prev["claims"]):
+                    latest[obj] = sub
+        gaps = []
+        for obj, sub in latest.items():
+            if sub["status"] == "ok" and len(sub["claims"]) >= MIN_CLAIMS_OK:
+                continue
+            if obj.startswith("(gap)") or any(s["objective"] == f"(gap) {obj}" for r in rounds for s in r.get("subagents", [])):
+                continue
+            missing = " ".join(q.split("mentioned:")[-1] for q in sub.get("open_questions", []) if "mentioned:" in q)
+            key = _key_phrase(obj, 4)
+            queries = [q for q in (f"{key} {missing}".strip(), key, " ".join(content_term_list(obj)[:3])) if q]
+            why = f"“{obj[:60]}” ended {sub['status']} with {len(sub['claims'])} claim(s)"
+            gaps.append({"why": why, "task": {"objective": f"(gap) {obj}", "queries": list(dict.fromkeys(queries)),
+                                               "output_format": "Up to 6 claims quoted from the sources, with source ids.",
+                                               "budget": {"max_tool_calls": 1 + MAX_QUERIES + MAX_READS, "max_seconds": 60}}})
+        return gaps
+
+    @staticmethod
+    def _report(question: str, rounds: list[dict[str, Any]]) -> str:
+        claims: list[Candidate] = []
+        sections: list[tuple[str, list[dict[str, Any]], list[str], str]] = []
+        for rnd in rounds:
+            for sub in rnd.get("subagents", []):
+                sections.append((sub["objective"], sub["claims"], sub.get("open_questions", []), sub["status"]))
+                for i, c in enumerate(sub["claims"]):
+                    claims.append(Candidate(c["text"], ",".join(c["source_ids"]), i))
+        top = rank_sentences(question, claims, 3)
+        lines = [f"# {question}", "", "## Answer", ""]
+        if top:
+            lines += [f"{c.text} [{', '.join(c.source_id.split(','))}]" for c in top]
+        else:
+            lines.append("The corpus did not yield passages that answer this question.")
+        shown = {c.text for c in top}
+        lines += ["", "## Findings"]
+        open_qs: list[str] = []
+        for objective, sub_claims, oq, status in sections:
+            rest = [c for c in sub_claims if c["text"] not in shown]
+            shown.update(c["text"] for c in rest)
+            open_qs += oq
+            if not rest:
+                continue
+            lines += ["", f"### {objective}", ""]
+            lines += [f"- {c['text']} [{', '.join(c['source_ids'])}]" for c in rest]
+        if open_qs:
+            lines += ["", "## Open questions", ""] + [f"- {q}" for q in dict.fromkeys(open_qs)]
+        return "\n".join(lines)
+
+    # ---- subagent
+    def _subagent(self, request: ModelRequest) -> ModelResponse:
+        msgs = request.messages
+        delegation = json.loads(_tag(_user_text(msgs[:1]), "delegation") or "{}")
+        objective = delegation.get("objective", _user_text(msgs[:1]))
+        allowed = [t.name for t in request.tools]
+        calls = _uses(msgs)
+        budget = int(delegation.get("budget", {}).get("max_tool_calls", 8))
+        used = len(calls)
+        search_tool = next((t for t in SEARCH_TOOLS if t in allowed), None)
+        searches = [(u, r) for u, r in calls if u.name in SEARCH_TOOLS]
+        reads = [(u, r) for u, r in calls if u.name in READ_TOOLS]
+        n = len(msgs)
+        if request.tool_choice not in ("submit_findings",) and search_tool and not searches and used < budget:
+            queries = list(dict.fromkeys(delegation.get("queries") or []))
+            queries = (queries + [_key_phrase(objective), objective])
+            queries = list(dict.fromkeys(q for q in queries if content_terms(q)))[: min(MAX_QUERIES, budget - 1)]
+            return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_{i}", search_tool, {"query": q, "k": 8})
+                             for i, q in enumerate(queries or [objective])], "tool_use")
+        if request.tool_choice not in ("submit_findings",) and searches and not reads and used < budget:
+            picks = self._pick_reads(searches, allowed, min(MAX_READS, budget - used))
+            if picks:
+                return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_{i}", tool, {arg: value})
+                                 for i, (tool, arg, value) in enumerate(picks)], "tool_use")
+        return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_0", "submit_findings",
+                                      self._findings(objective, delegation, searches, reads))], "tool_use")
+
+    @staticmethod
+    def _pick_reads(searches: list[tuple[ToolUseBlock, ToolResultBlock | None]], allowed: list[str],
+                    n: int) -> list[tuple[str, str, str]]:
+        fused: dict[tuple[str, str, str], float] = {}
+        for _, res in searches:
+            data = _material(res.content) if res is not None and not res.is_error else None
+            for rank, item in enumerate((data or {}).get("results", [])):
+                if "passage_id" in item and "read_passage" in allowed:
+                    key = ("read_passage", "passage_id", item["passage_id"])
+                elif "url" in item and "fetch_page" in allowed:
+                    key = ("fetch_page", "url", item["url"])
+                else:
+                    continue
+                fused[key] = fused.get(key, 0.0) + 1.0 / (60 + rank)
+        return [k for k, _ in sorted(fused.items(), key=lambda kv: -kv[1])][: max(0, n)]
+
+    @staticmethod
+    def _findings(objective: str, delegation: dict[str, Any], searches: list, reads: list) -> dict[str, Any]:
+        candidates: list[Candidate] = []
+        rank = 0
+        for _, res in reads + searches:  # full reads first; snippets only add what reads lack
+            data = _material(res.content) if res is not None and not res.is_error else None
+            if not isinstance(data, dict):
+                continue
+            if "results" in data:
+                items = [(r.get("source_id"), r.get("snippet", ""), r.get("heading") or r.get("title", "")) for r in data["results"]]
+            elif "passages" in data:
+                items = [(p.get("source_id"), p.get("text", ""), p.get("heading") or data.get("title", "")) for p in data["passages"]]
+            else:
+                items = [(data.get("source_id"), data.get("text", ""), f"{data.get('title', '')} {data.get('heading', '')}")]
+            for sid, text, heading in items:
+                if not sid:
+                    continue
+                for s in sentences(text or ""):
+                    s = s.strip(" …").strip()
+                    if s.endswith("…") or not _good_sentence(s):
+                        continue
+                    candidates.append(Candidate(s, sid, rank, heading))
+                rank += 1
+        seen: set[str] = set()
+        unique = [c for c in candidates if not (c.text in seen or seen.add(c.text))]
+        query = " ".join([objective] + list(delegation.get("queries") or []))
+        chosen = rank_sentences(query, unique, MAX_CLAIMS)
+        wanted = content_terms(re.sub(r"\(part of:.*\)|\(gap\)|Answer directly:|Mechanism and details behind:|"
+                                      r"Exceptions, errors, caveats and examples related to:", " ", objective))
+        covered = set().union(*(c.terms for c in chosen)) if chosen else set()
+        missing = sorted(wanted - covered)
+        status = "ok" if len(chosen) >= MIN_CLAIMS_OK and len(wanted & covered) >= 0.5 * max(1, len(wanted)) else (
+            "partial" if chosen else "failed")
+        orig = {stem(w): w for w in words(objective)}
+        open_questions = [f"No retrieved passage mentioned: {' '.join(orig.get(t, t) for t in missing)}"] if missing else []
+        summary = " ".join(c.text for c in chosen[:2])
+        return {"status": status, "summary": summary[:1000],
+                "claims": [{"text": c.text, "source_ids": [c.source_id]} for c in chosen],
+                "open_questions": open_questions}

@@ -1,0 +1,75 @@
+"""Prompts live as text files in `prompts/<variant>/<name>.txt` (installed as `research_prompts`).
+
+Templates use `${name}` placeholders; a missing variable is an error. Every rendered prompt
+carries its file's content hash so runs record exactly which prompt text they used.
+A variant directory may hold only some files: the rest come from `default`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+DEFAULT_VARIANT = "default"
+
+
+class PromptError(ValueError):
+    """Unknown variant, missing prompt file, or a template variable left unfilled."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    variant: str
+    name: str
+    text: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def render(self, **values: object) -> str:
+        try:
+            return string.Template(self.text).substitute({k: str(v) for k, v in values.items()})
+        except KeyError as e:
+            raise PromptError(f"prompt {self.variant}/{self.name}: missing variable {e.args[0]!r}") from None
+        except ValueError as e:
+            raise PromptError(f"prompt {self.variant}/{self.name}: {e}") from None
+
+
+def prompts_root() -> Path:
+    return Path(str(resources.files("research_prompts")))
+
+
+def variants() -> list[str]:
+    root = prompts_root()
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+
+
+class PromptSet:
+    """The prompts of one variant, with fallback to `default`; remembers what was used."""
+
+    def __init__(self, variant: str = DEFAULT_VARIANT, root: Path | None = None) -> None:
+        self.root = root or prompts_root()
+        if not (self.root / variant).is_dir():
+            known = ", ".join(variants()) if root is None else ""
+            raise PromptError(f"unknown prompt variant {variant!r}" + (f" (known: {known})" if known else ""))
+        self.variant = variant
+        self.used: dict[str, Prompt] = {}
+
+    def get(self, name: str) -> Prompt:
+        for v in (self.variant, DEFAULT_VARIANT):
+            path = self.root / v / f"{name}.txt"
+            if path.is_file():
+                p = Prompt(v, name, path.read_text(encoding="utf-8"))
+                self.used[name] = p
+                return p
+        raise PromptError(f"prompt {name!r} not found in variant {self.variant!r} or default")
+
+    def render(self, name: str, **values: object) -> str:
+        return self.get(name).render(**values)
+
+    def manifest(self) -> dict[str, dict[str, str]]:
+        return {n: {"variant": p.variant, "sha256": p.sha256} for n, p in sorted(self.used.items())}
