@@ -26,6 +26,7 @@ class Limits:
     max_tool_calls: int | None = None
     max_tokens: int | None = None  # input + output tokens over all calls
     max_turns: int = 50
+    exempt: frozenset[str] = frozenset()  # tools that do not count against max_tool_calls
 
 
 @dataclass
@@ -86,10 +87,11 @@ async def run_tool_calls(
     async def one(i: int, use: ToolUseBlock) -> None:
         transcript.event("tool_call", {"id": use.id, "name": use.name, "input": use.input})
         started = time.monotonic()
-        if limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls:
+        counted = use.name not in limits.exempt
+        if counted and limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls:
             res = ToolResultBlock(use.id, "Refused: the tool-call budget of this agent is exhausted.", is_error=True)
         else:
-            state.tool_calls += 1
+            state.tool_calls += counted
             res = await toolbox.call(use, allowed, ctx)
         results[i] = res
         transcript.event(

@@ -112,8 +112,8 @@ async def run_subagent(
     started = transcript.clock.now()
     transcript.event("agent_start", {"role": "subagent", "model": model.name, "delegation": delegation.model_dump(),
                                     "allowed_tools": allowed, "prompts": prompts.manifest()})
-    limits = Limits(max_tool_calls=delegation.budget.max_tool_calls + 1,  # +1: submit_findings itself
-                    max_tokens=delegation.budget.max_tokens)
+    limits = Limits(max_tool_calls=delegation.budget.max_tool_calls, max_tokens=delegation.budget.max_tokens,
+                    exempt=frozenset({SUBMIT_TOOL}))
     result = SubagentResult(agent_id, delegation, Findings(status="failed"), "failed", started=started, model=model.name)
     try:
         add_message(state, transcript, Message("user", [TextBlock(task)]))
@@ -177,7 +177,7 @@ async def _wrap_up(state: LoopState, model: Model, system: str, tools: Toolbox, 
     with trio.move_on_after(WRAPUP_SECONDS):
         await agent_loop(
             model=model, system=system, state=state, toolbox=tools, allowed=[SUBMIT_TOOL], ctx=ctx,
-            transcript=transcript, limits=Limits(max_turns=state.turns + 2), max_tokens=max_tokens,
+            transcript=transcript, limits=Limits(max_turns=state.turns + 2, exempt=frozenset({SUBMIT_TOOL})), max_tokens=max_tokens,
             tool_choice=SUBMIT_TOOL, is_done=lambda: box.findings is not None,
             metadata={"agent_id": ctx.agent_id, "role": "subagent", "wrap_up": True},
         )

@@ -1,0 +1,86 @@
+"""Shared test helpers: an in-memory document tool pair and scripted-model step builders."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from subagents.model import ModelRequest, ModelResponse, ToolResultBlock
+from subagents.scripted import text, tool_call
+from subagents.tools import Tool, ToolContext, ToolError, untrusted
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class SearchArgs(BaseModel):
+    query: str = Field(min_length=1)
+
+
+def note_tools(docs: dict[str, str], calls: list[str] | None = None) -> list[Tool]:
+    """`search_notes`: every note containing a query word, registered as a source."""
+    log = calls if calls is not None else []
+
+    async def search(args: SearchArgs, ctx: ToolContext) -> str:
+        log.append(f"{ctx.agent_id}:{args.query}")
+        terms = {w.lower() for w in re.findall(r"\w+", args.query)}
+        hits = []
+        for key, body in docs.items():
+            if terms & {w.lower() for w in re.findall(r"\w+", body)}:
+                src = ctx.sources.register(key=f"note:{key}", kind="corpus", title=key, locator=key, text=body,
+                                           agent_id=ctx.agent_id)
+                hits.append({"source_id": src.id, "title": key, "text": body})
+        if not hits:
+            raise ToolError(f"no note matches {args.query!r}")
+        return untrusted("notes", {"results": hits})
+
+    return [Tool("search_notes", "Search the notes.", SearchArgs, search)]
+
+
+def last_results(request: ModelRequest) -> list[dict[str, Any]]:
+    for block in reversed(request.messages[-1].content):
+        if isinstance(block, ToolResultBlock) and not block.is_error:
+            body = re.search(r"<retrieved_material[^>]*>\s*(.*)\s*</retrieved_material>", block.content, re.S)
+            return json.loads(body.group(1))["results"] if body else []
+    return []
+
+
+def submit_first_hit(request: ModelRequest) -> ModelResponse:
+    """A scripted subagent step: submit the first search hit as a claim, quoting it."""
+    hits = last_results(request)
+    claims = [{"text": h["text"], "source_ids": [h["source_id"]]} for h in hits[:1]]
+    return tool_call("submit_findings", {"status": "ok" if claims else "failed", "summary": "", "claims": claims})
+
+
+def lead_report_from_findings(request: ModelRequest) -> ModelResponse:
+    """A scripted lead step: cite every claim of the last findings."""
+    content = request.messages[-1].content[0].content  # the delegate tool result
+    data = json.loads(re.search(r"<findings[^>]*>\s*(.*?)\s*</findings>", content, re.S).group(1))
+    lines = ["# Report", ""]
+    for sub in data["subagents"]:
+        for c in sub["claims"]:
+            lines.append(f"{c['text']} [{', '.join(c['source_ids'])}]")
+    return text("\n".join(lines))
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120):
+    import os
+    import subprocess
+
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("ANTHROPIC_API_KEY", None)
+    return subprocess.run([sys.executable, "-m", "lead_agent.cli", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def cache_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(cache))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    return cache

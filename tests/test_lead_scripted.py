@@ -1,0 +1,275 @@
+"""The lead/subagent machinery through the Python API, with scripted models and in-memory tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import trio
+
+from lead_agent import api
+from subagents.model import ModelError
+from subagents.scripted import ScriptedModel, ScriptExhausted, Step, text, tool_call
+from subagents.transcript import read_events
+
+from .conftest import lead_report_from_findings, note_tools, submit_first_hit
+
+DOCS = {
+    "taskgroup": "When a task in a TaskGroup raises, the remaining tasks in the group are cancelled.",
+    "gather": "asyncio.gather returns results in the order of the awaitables passed to it.",
+    "timeout": "asyncio.timeout cancels the enclosed code when the deadline passes.",
+}
+
+
+def task(objective: str, tools: list[str] | None = None, **extra) -> dict:
+    return {"objective": objective, "tools": tools or ["search_notes"], **extra}
+
+
+def plan(*tasks: dict, rationale: str = "split by topic", qtype: str = "breadth_first") -> dict:
+    return {"query_type": qtype, "rationale": rationale, "tasks": list(tasks)}
+
+
+def events(run_dir: Path, agent: str) -> list[dict]:
+    return list(read_events(run_dir / "agents" / f"{agent}.jsonl"))
+
+
+async def run(tmp_path: Path, lead: ScriptedModel, sub: ScriptedModel, **kw):
+    return await api.research("How do TaskGroup and gather differ?", runs_dir=tmp_path / "runs", lead_model=lead,
+                              subagent_model=sub, extra_tools=note_tools(DOCS), **kw)
+
+
+async def test_full_run_writes_run_directory_and_checked_report(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup failures", queries=["TaskGroup"]),
+                                                    task("gather ordering"))),
+                          lead_report_from_findings])
+    sub = ScriptedModel(per_agent={
+        "r1-sub1": [tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit],
+        "r1-sub2": [tool_call("search_notes", {"query": "gather"}), submit_first_hit],
+    })
+    result = await run(tmp_path, lead, sub)
+    d = result.run_dir
+    m = json.loads((d / "manifest.json").read_text())
+    assert m["status"] == "completed"
+    assert {a["agent_id"] for a in m["agents"]} == {"lead", "r1-sub1", "r1-sub2"}
+    assert m["citation_check"]["markers"] == 2 and m["citation_check"]["supported"] == 2
+    assert (d / "plan.v1.json").is_file() and not (d / "plan.v2.json").exists()
+    assert "[1]" in result.report and "[2]" in result.report and "## References" in result.report
+    assert (d / "report.md").read_text() == result.report
+    sources = json.loads((d / "sources.json").read_text())
+    assert {s["id"] for s in sources} >= {"S1", "S2"}
+    # every transcript line carries its identity
+    for agent in ("lead", "r1-sub1", "r1-sub2"):
+        evs = events(d, agent)
+        assert evs and all(e["run_id"] == m["run_id"] and e["agent_id"] == agent for e in evs)
+        assert [e["seq"] for e in evs] == list(range(len(evs)))
+        assert evs[0]["parent_id"] == (None if agent == "lead" else "lead")
+    kinds = [e["kind"] for e in events(d, "r1-sub1")]
+    assert kinds[0] == "agent_start" and "tool_call" in kinds and "tool_result" in kinds and kinds[-1] == "agent_end"
+    # each subagent started with a fresh context holding only its own delegation
+    first = sub.calls[0].messages
+    assert len(first) == 1 and "<delegation>" in first[0].text()
+    assert all("gather ordering" not in c.messages[0].text() for c in sub.calls if c.metadata["agent_id"] == "r1-sub1")
+
+
+async def test_rejected_plan_goes_back_to_the_lead_which_fixes_it(tmp_path: Path) -> None:
+    lead = ScriptedModel([
+        tool_call("delegate", plan(task("xyz topic", tools=["search_notes", "rm_rf"]))),  # unknown tool
+        tool_call("delegate", {"query_type": "depth_first", "tasks": []}),  # schema: no rationale, no tasks
+        tool_call("delegate", plan(task("TaskGroup"))),
+        lead_report_from_findings,
+    ])
+    sub = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit])
+    result = await run(tmp_path, lead, sub)
+    results = [b for c in lead.calls for m in c.messages for b in m.content if getattr(b, "type", "") == "tool_result"]
+    first_error = lead.calls[1].messages[-1].content[0]
+    assert first_error.is_error and "unknown tool" in first_error.content and "'rm_rf'" in first_error.content
+    second_error = lead.calls[2].messages[-1].content[0]
+    assert second_error.is_error and "rationale" in second_error.content and "tasks" in second_error.content
+    assert result.status == "completed" and results
+    assert json.loads((result.run_dir / "plan.v1.json").read_text())["tasks"][0]["objective"] == "TaskGroup"
+
+
+async def test_too_many_tasks_rejected_with_the_limit(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("alpha topic"), task("beta topic"), task("gamma topic"))),
+                          text("# No research was possible")])
+    result = await run(tmp_path, lead, ScriptedModel(), max_subagents=2)
+    err = lead.calls[1].messages[-1].content[0]
+    assert err.is_error and "limit of 2 subagents" in err.content
+    assert not (result.run_dir / "plan.v1.json").exists() and result.manifest["plans"] == []
+
+
+async def test_tool_outside_allow_list_is_refused_in_code(tmp_path: Path) -> None:
+    calls: list[str] = []
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup", tools=["search_notes"]))), text("# done")])
+    sub = ScriptedModel([
+        tool_call("delete_everything", {"path": "/"}),
+        tool_call("submit_findings", {"status": "failed", "claims": []}),
+    ])
+    result = await api.research("q", runs_dir=tmp_path, lead_model=lead, subagent_model=sub,
+                                extra_tools=note_tools(DOCS, calls))
+    res = [e for e in events(result.run_dir, "r1-sub1") if e["kind"] == "tool_result"][0]["data"]
+    assert res["is_error"] and res["content"].startswith("Refused") and "search_notes" in res["content"]
+    # and a tool that exists in the run but was not delegated is refused too
+    lead2 = ScriptedModel([tool_call("delegate", plan(task("xyz topic", tools=["search_notes"]))), text("# done")])
+    from subagents.tools import Tool
+
+    other = Tool("secret_tool", "not for this task", note_tools(DOCS)[0].args, note_tools(DOCS, calls)[0].run)
+    sub2 = ScriptedModel([tool_call("secret_tool", {"query": "TaskGroup"}),
+                          tool_call("submit_findings", {"status": "failed", "claims": []})])
+    r2 = await api.research("q", runs_dir=tmp_path, lead_model=lead2, subagent_model=sub2,
+                            extra_tools=note_tools(DOCS, calls) + [other])
+    res2 = [e for e in events(r2.run_dir, "r1-sub1") if e["kind"] == "tool_result"][0]["data"]
+    assert res2["is_error"] and "not allowed" in res2["content"]
+    assert calls == []  # nothing ran
+    assert [t.name for t in sub2.calls[0].tools] == ["search_notes", "submit_findings"]
+
+
+async def test_subagents_overlap_in_time(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("alpha topic"), task("beta topic"), task("gamma topic"))), text("# done")])
+    per = {f"r1-sub{i}": [Step(tool_call("search_notes", {"query": "asyncio"}), delay=0.3), submit_first_hit]
+           for i in (1, 2, 3)}
+    result = await run(tmp_path, lead, ScriptedModel(per_agent=per), concurrency=3)
+    spans = []
+    for i in (1, 2, 3):
+        evs = events(result.run_dir, f"r1-sub{i}")
+        spans.append((evs[0]["t"], evs[-1]["t"]))
+    latest_start = max(s for s, _ in spans)
+    earliest_end = min(e for _, e in spans)
+    assert latest_start < earliest_end, f"subagent intervals do not overlap: {spans}"
+
+
+async def test_concurrency_limit_serialises(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("alpha topic"), task("beta topic"))), text("# done")])
+    per = {f"r1-sub{i}": [Step(tool_call("search_notes", {"query": "asyncio"}), delay=0.2), submit_first_hit]
+           for i in (1, 2)}
+    result = await run(tmp_path, lead, ScriptedModel(per_agent=per), concurrency=1)
+    (s1, e1), (s2, e2) = [(events(result.run_dir, a)[0]["t"], events(result.run_dir, a)[-1]["t"])
+                          for a in ("r1-sub1", "r1-sub2")]
+    assert e1 <= s2 or e2 <= s1
+
+
+async def test_failing_subagent_does_not_cancel_siblings(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup"), task("broken"), task("gather"))),
+                          lead_report_from_findings])
+    per = {
+        "r1-sub1": [Step(tool_call("search_notes", {"query": "TaskGroup"}), delay=0.2), submit_first_hit],
+        "r1-sub2": [ModelError("upstream exploded")],
+        "r1-sub3": [Step(tool_call("search_notes", {"query": "gather"}), delay=0.2), submit_first_hit],
+    }
+    result = await run(tmp_path, lead, ScriptedModel(per_agent=per))
+    m = result.manifest
+    status = {a["agent_id"]: a["status"] for a in m["agents"]}
+    assert status == {"lead": "completed", "r1-sub1": "ok", "r1-sub2": "failed", "r1-sub3": "ok"}
+    failed = next(a for a in m["agents"] if a["agent_id"] == "r1-sub2")
+    assert "upstream exploded" in failed["error"]
+    assert "## What is missing" in result.report and "upstream exploded" in result.report
+    assert any(e["kind"] == "error" for e in events(result.run_dir, "r1-sub2"))
+    # the lead saw the failure in its findings
+    assert '"status": "failed"' in lead.calls[1].messages[-1].content[0].content
+
+
+async def test_exhausted_budget_ends_with_partial_findings(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup", budget={"max_tool_calls": 2}))), text("# r")])
+    sub = ScriptedModel([
+        tool_call("search_notes", {"query": "TaskGroup"}),
+        tool_call("search_notes", {"query": "gather"}),
+        # budget gone after two calls: the wrap-up turn offers only submit_findings
+        lambda req: tool_call("submit_findings", {"status": "ok", "claims": [
+            {"text": DOCS["taskgroup"], "source_ids": ["S1"]}]}),
+    ])
+    result = await run(tmp_path, lead, sub)
+    agent = next(a for a in result.manifest["agents"] if a["agent_id"] == "r1-sub1")
+    assert agent["status"] == "partial" and agent["stop"] == "tool_budget" and agent["tool_calls"] == 2
+    assert len(sub.calls) == 3 and sub.calls[-1].tool_choice == "submit_findings" and [t.name for t in sub.calls[-1].tools] == ["submit_findings"]
+
+
+async def test_parallel_calls_past_the_budget_are_refused(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup", budget={"max_tool_calls": 2}))), text("# r")])
+    sub = ScriptedModel([
+        tool_call("search_notes", {"query": "TaskGroup"}, ("search_notes", {"query": "gather"}),
+                  ("search_notes", {"query": "timeout"})),
+        submit_first_hit,
+    ])
+    calls: list[str] = []
+    result = await api.research("q", runs_dir=tmp_path, lead_model=lead, subagent_model=sub,
+                                extra_tools=note_tools(DOCS, calls))
+    results = [e["data"] for e in events(result.run_dir, "r1-sub1") if e["kind"] == "tool_result"]
+    assert [r["is_error"] for r in results[:3]] == [False, False, True]
+    assert "budget" in results[2]["content"] and len(calls) == 2
+
+
+async def test_time_budget_ends_subagent_with_partial_findings(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup", budget={"max_seconds": 0.3}))), text("# r")])
+    sub = ScriptedModel([
+        tool_call("search_notes", {"query": "TaskGroup"}),
+        Step(tool_call("search_notes", {"query": "gather"}), delay=5),  # hangs past the deadline
+        submit_first_hit,
+    ])
+    with trio.fail_after(4):
+        result = await run(tmp_path, lead, sub)
+    agent = next(a for a in result.manifest["agents"] if a["agent_id"] == "r1-sub1")
+    assert agent["stop"] == "time_budget" and agent["status"] in ("partial", "failed")
+
+
+async def test_unknown_source_id_in_findings_is_a_tool_error(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup"))), lead_report_from_findings])
+    sub = ScriptedModel([
+        tool_call("search_notes", {"query": "TaskGroup"}),
+        tool_call("submit_findings", {"status": "ok", "claims": [{"text": "made up", "source_ids": ["S99"]}]}),
+        tool_call("submit_findings", {"status": "ok", "claims": [{"text": DOCS["taskgroup"], "source_ids": ["S1"]}]}),
+    ])
+    result = await run(tmp_path, lead, sub)
+    errs = [e["data"]["content"] for e in events(result.run_dir, "r1-sub1") if e["kind"] == "tool_result" and e["data"]["is_error"]]
+    assert errs and "S99" in errs[0]
+    assert result.manifest["citation_check"]["supported"] == 1
+
+
+async def test_gap_round_writes_plan_v2_and_is_capped(tmp_path: Path) -> None:
+    lead = ScriptedModel([
+        tool_call("delegate", plan(task("TaskGroup"))),
+        tool_call("delegate", plan(task("timeouts"), rationale="gap: timeouts not covered")),
+        tool_call("delegate", plan(task("more"), rationale="one more")),  # over --max-rounds 2
+        text("# Report\n\nDone."),
+    ])
+    sub = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit,
+                         tool_call("search_notes", {"query": "timeout"}), submit_first_hit])
+    result = await run(tmp_path, lead, sub, max_rounds=2)
+    v2 = json.loads((result.run_dir / "plan.v2.json").read_text())
+    assert v2["rationale"] == "gap: timeouts not covered" and v2["tasks"][0]["agent_id"] == "r2-sub1"
+    assert not (result.run_dir / "plan.v3.json").exists()
+    refusal = lead.calls[3].messages[-1].content[0]
+    assert refusal.is_error and "no delegation rounds left" in refusal.content
+
+
+async def test_scripted_model_running_dry_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(api.RunFailed) as info:
+        await run(tmp_path, ScriptedModel([]), ScriptedModel())
+    m = json.loads((info.value.run_dir / "manifest.json").read_text())
+    assert m["status"] == "failed" and "ran dry" in m["error"]
+    assert issubclass(ScriptExhausted, ModelError)
+
+
+async def test_interrupt_marks_run_interrupted_and_keeps_transcripts(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("alpha topic"), task("beta topic"))), text("# never")])
+    per = {"r1-sub1": [tool_call("search_notes", {"query": "TaskGroup"}), KeyboardInterrupt()],
+           "r1-sub2": [Step(tool_call("search_notes", {"query": "gather"}), delay=2), submit_first_hit]}
+    started: list[Path] = []
+    with pytest.raises(BaseException) as info:
+        await run(tmp_path, lead, ScriptedModel(per_agent=per), on_start=started.append)
+    assert api._is_interrupt(info.value)
+    d = started[0]
+    m = json.loads((d / "manifest.json").read_text())
+    assert m["status"] == "interrupted"
+    sub1 = events(d, "r1-sub1")
+    assert [e["kind"] for e in sub1][-1] == "agent_end" and sub1[-1]["data"]["status"] == "interrupted"
+    assert any(e["kind"] == "tool_result" for e in sub1)
+    assert (d / "agents" / "lead.jsonl").is_file() and (d / "agents" / "r1-sub2.jsonl").is_file()
+
+
+def test_sync_wrapper(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup"))), lead_report_from_findings])
+    sub = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit])
+    result = api.research_sync("q?", runs_dir=tmp_path, lead_model=lead, subagent_model=sub,
+                               extra_tools=note_tools(DOCS))
+    assert result.status == "completed" and result.run_dir.is_dir()
