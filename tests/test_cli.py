@@ -1,0 +1,118 @@
+"""The `research` command end to end, offline, on a small corpus the test writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from subagents.transcript import read_events
+
+from .conftest import run_cli
+
+ASYNCIO_PAGE = """<html><head><title>Coroutines and Tasks</title></head><body>
+<div class="related"><a href="index.html">index</a> | <a href="modules.html">modules</a></div>
+<div class="body">
+<h1>Coroutines and Tasks</h1>
+<p>This section outlines high-level asyncio APIs to work with coroutines and Tasks.</p>
+<h2>Task Groups</h2>
+<p>Task groups combine a task creation API with a convenient and reliable way to wait for all tasks in the group to finish.</p>
+<p>The first time any of the tasks belonging to the group fails with an exception other than asyncio.CancelledError,
+the remaining tasks in the group are cancelled. No further tasks can then be added to the group.</p>
+<p>Once all tasks have finished, if any tasks have failed with an exception other than asyncio.CancelledError,
+those exceptions are combined in an ExceptionGroup or BaseExceptionGroup which is then raised.</p>
+<h2>Sleeping</h2>
+<p>The sleep coroutine suspends the current task for the given number of seconds.</p>
+</div></body></html>"""
+
+OTHER = {
+    "threads.md": "# Threads\n\nThe threading module runs code in several threads at once.\n\n## Locks\n\n"
+                  "A lock is held by at most one thread at a time and is released by the holder.\n",
+    "lists.rst": "Lists\n=====\n\nLists are mutable sequences, typically used to store collections of items.\n\n"
+                 "Tuples\n------\n\nTuples are immutable sequences, typically used to store heterogeneous data.\n",
+    "notes.txt": "The garbage collector frees memory that is no longer referenced by any object.\n",
+}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "library").mkdir(parents=True)
+    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
+    for name, body in OTHER.items():
+        (root / name).write_text(body)
+    return root
+
+
+def test_research_run_offline_end_to_end(tmp_path: Path, corpus: Path, cache_env: Path) -> None:
+    q = "What happens to the other tasks in an asyncio TaskGroup when one of them raises an exception?"
+    proc = run_cli("run", q, "--corpus", str(corpus), "--runs-dir", str(tmp_path / "runs"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "No language model was used" in out
+    assert "the remaining tasks in the group are cancelled" in out  # the answering passage, quoted
+    assert "## References" in out and "[1]" in out
+    assert "Run saved to" in out
+    run_dir = next((tmp_path / "runs").iterdir())
+    m = json.loads((run_dir / "manifest.json").read_text())
+    assert m["status"] == "completed" and m["models"] == {"lead": "extractive", "subagent": "extractive",
+                                                          "language_model_used": False}
+    assert m["citation_check"]["markers"] >= 1 and m["citation_check"]["pass_rate"] == 1.0
+    assert m["prompts"]["files"]["lead_system"]["sha256"]
+    plan = json.loads((run_dir / "plan.v1.json").read_text())
+    assert plan["query_type"] == "depth_first" and len(plan["tasks"]) >= 2
+    assert all(set(t["tools"]) == {"search_corpus", "read_passage"} for t in plan["tasks"])
+    subs = [a for a in m["agents"] if a["role"] == "subagent"]
+    assert subs and all((run_dir / a["transcript"]).is_file() for a in m["agents"])
+    # subagents issued several searches in one turn
+    evs = list(read_events(run_dir / "agents" / "r1-sub1.jsonl"))
+    first = next(e for e in evs if e["kind"] == "model_response")
+    assert sum(1 for b in first["data"]["content"] if b["type"] == "tool_use") >= 2
+    report = (run_dir / "report.md").read_text()
+    assert report.strip() in out
+    # research show renders the run
+    show = run_cli("show", str(run_dir), cwd=tmp_path)
+    assert show.returncode == 0, show.stderr
+    for needle in ("Plan v1", "r1-sub1", "search_corpus", "findings [", "Citation check:"):
+        assert needle in show.stdout
+    by_id = run_cli("show", run_dir.name, "--runs-dir", str(tmp_path / "runs"), cwd=tmp_path)
+    assert by_id.returncode == 0 and by_id.stdout == show.stdout
+
+
+def test_comparison_question_splits_by_entity(tmp_path: Path, corpus: Path, cache_env: Path) -> None:
+    proc = run_cli("run", "Compare lists and tuples", "--corpus", str(corpus), "--runs-dir", str(tmp_path / "r"),
+                   "--max-subagents", "3", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = next((tmp_path / "r").iterdir())
+    plan = json.loads((run_dir / "plan.v1.json").read_text())
+    assert plan["query_type"] == "breadth_first"
+    assert [t["objective"].split(":")[0] for t in plan["tasks"]] == ["lists", "tuples"]
+    assert "mutable sequences" in proc.stdout and "immutable sequences" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", ""], "question is empty"),
+    (["run", "   "], "question is empty"),
+    (["run", "q?", "--corpus", "/nonexistent/docs"], "does not exist"),
+    (["run", "q?", "--corpus", "{empty}"], "no indexable"),
+    (["run", "q?", "--corpus", "{corpus}", "--lead-model", "gpt-17-ultra"], "unknown model"),
+    (["run", "q?", "--corpus", "{corpus}", "--max-subagents", "0"], "at least 1"),
+    (["run", "q?", "--corpus", "{corpus}", "--max-subagents", "-3"], "at least 1"),
+    (["run", "q?", "--corpus", "{corpus}", "--max-subagents", "many"], "invalid int"),
+    (["run", "q?", "--corpus", "{corpus}", "--prompts", "nope"], "unknown prompt variant"),
+    (["run", "q?"], "no sources"),
+    (["show", "no-such-run"], "no run"),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, corpus: Path, cache_env: Path,
+                                                      args: list[str], message: str) -> None:
+    (tmp_path / "empty").mkdir()
+    args = [a.format(corpus=corpus, empty=tmp_path / "empty") for a in args]
+    runs = tmp_path / "runs"
+    extra = ["--runs-dir", str(runs)]
+    proc = run_cli(*args, *extra, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("research: error:") and message in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not runs.exists() or not any(runs.iterdir())
