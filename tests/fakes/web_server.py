@@ -1,0 +1,262 @@
+"""A real HTTP server on 127.0.0.1 serving plain web pages, for the web tool tests and benches.
+
+    with FakeWebServer() as srv:
+        srv.page("/a.html", "<html>…</html>")                      # text/html
+        srv.add("/doc.pdf", pdf_bytes, "application/pdf")
+        srv.redirect("/old", "/a.html", status=301)
+        srv.add("/slow", b"late", "text/plain", delay=30)            # sleeps before headers
+        srv.add("/big", b"x" * 10_000_000, "text/plain", content_length=False)  # streamed, no length
+        srv.url("/a.html")  ->  "http://127.0.0.1:<port>/a.html"
+        srv.requests       ->  [RecordedRequest(path, headers), …]
+
+Or serve a directory (`FakeWebServer(root=Path(...))`): files under it are served with a
+content type from their extension. Unknown paths answer 404. Sleeps wake up when the server
+stops, so a test with a hung response still finishes fast.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import mimetypes
+import posixpath
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Self
+from urllib.parse import unquote, urlsplit
+
+import httpx
+
+
+@dataclass
+class Route:
+    body: bytes
+    content_type: str | None = "text/html; charset=utf-8"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before the status line
+    body_delay: float = 0.0  # seconds between headers and body
+    content_length: bool = True  # False: no Content-Length, body ends when the connection closes
+    chunk: int = 64 * 1024
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    arrived: float
+
+
+class FakeWebServer:
+    def __init__(self, root: Path | None = None, host: str = "127.0.0.1") -> None:
+        self.root = Path(root) if root is not None else None
+        self.routes: dict[str, Route] = {}
+        self.requests: list[RecordedRequest] = []
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"  # close-delimited bodies are allowed; one request a connection
+
+            def log_message(self, format: str, *args: object) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:
+                server._serve(self)
+
+            def do_HEAD(self) -> None:
+                server._serve(self, head=True)
+
+        self._httpd = ThreadingHTTPServer((host, 0), Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.handle_error = lambda request, client_address: None  # clients hang up on us
+        self._thread: threading.Thread | None = None
+
+    # --- routes --------------------------------------------------------------------------------
+    def add(self, path: str, body: bytes | str, content_type: str | None = "text/html; charset=utf-8", **kw) -> str:
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        self.routes[path] = Route(data, content_type, **kw)
+        return self.url(path)
+
+    def page(self, path: str, html: str, **kw) -> str:
+        return self.add(path, html, "text/html; charset=utf-8", **kw)
+
+    def redirect(self, path: str, location: str, status: int = 302) -> str:
+        self.routes[path] = Route(b"", None, status=status, headers={"Location": location})
+        return self.url(path)
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        return f"{self.base_url}{path}"
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> Self:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- serving -------------------------------------------------------------------------------
+    def _lookup(self, path: str) -> Route | None:
+        route = self.routes.get(path)
+        if route is not None or self.root is None:
+            return route
+        rel = posixpath.normpath(unquote(path)).lstrip("/")
+        if rel.startswith("..") or rel == ".":
+            return None
+        file = self.root / rel
+        if not file.is_file():
+            return None
+        ctype, _ = mimetypes.guess_type(file.name)
+        if ctype and ctype.startswith("text/"):
+            ctype += "; charset=utf-8"
+        return Route(file.read_bytes(), ctype or "application/octet-stream")
+
+    def _serve(self, h: BaseHTTPRequestHandler, head: bool = False) -> None:
+        path = urlsplit(h.path).path
+        with self._lock:
+            self.requests.append(
+                RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, time.monotonic())
+            )
+        route = self._lookup(path)
+        if route is None:
+            route = Route(b"not found", "text/plain", status=404)
+        try:
+            if route.delay and self._stop.wait(route.delay):
+                return
+            h.send_response(route.status)
+            if route.content_type:
+                h.send_header("Content-Type", route.content_type)
+            for k, v in route.headers.items():
+                h.send_header(k, v)
+            if route.content_length:
+                h.send_header("Content-Length", str(len(route.body)))
+            h.end_headers()
+            h.wfile.flush()
+            if route.body_delay and self._stop.wait(route.body_delay):
+                return
+            if head:
+                return
+            for i in range(0, len(route.body), route.chunk):
+                if self._stop.is_set():
+                    return
+                h.wfile.write(route.body[i : i + route.chunk])
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Test helpers that go with the server
+
+
+class LoopbackOnlyTransport(httpx.AsyncBaseTransport):
+    """An httpx transport for tests that pretends public addresses are the loopback server.
+
+    `mapping` maps an address the guard approved (e.g. "93.184.216.34") to a loopback address;
+    any request whose host is not loopback after mapping fails with ConnectError, so a test can
+    never open a connection to a non-loopback address. `seen` records (url, Host header) pairs.
+    """
+
+    def __init__(self, mapping: dict[str, str] | None = None) -> None:
+        self.mapping = dict(mapping or {})
+        self.inner = httpx.AsyncHTTPTransport(trust_env=False)
+        self.seen: list[tuple[str, str | None]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append((str(request.url), request.headers.get("host")))
+        host = self.mapping.get(request.url.host, request.url.host)
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise httpx.ConnectError(f"test transport: refusing to connect to non-loopback {host!r}")
+        request.url = request.url.copy_with(host=host)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def static_resolver(table: dict[str, list[str]]):
+    """An injected resolver: names in `table` resolve to their addresses; anything else fails
+    like a DNS miss (socket.gaierror). No test ever asks real DNS."""
+    import socket
+
+    calls: list[str] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        calls.append(host)
+        if host not in table:
+            raise socket.gaierror(socket.EAI_NONAME, f"Name or service not known (test resolver: {host})")
+        return list(table[host])
+
+    resolve.calls = calls  # type: ignore[attr-defined]
+    return resolve
+
+
+def _pdf_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
+    """A small valid PDF: one list of text lines per page (Helvetica, WinAnsi), with an xref."""
+    objects: list[bytes] = []
+    n_pages = len(pages)
+    font_id = 3
+    first_page_id = 4
+    page_ids = [first_page_id + 2 * i for i in range(n_pages)]
+    info_id = first_page_id + 2 * n_pages
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    kids = " ".join(f"{pid} 0 R" for pid in page_ids)
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n_pages} >>".encode())
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    for i, lines in enumerate(pages):
+        content_id = page_ids[i] + 1
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 {font_id} 0 R >> >> "
+            f"/Contents {content_id} 0 R >>".encode()
+        )
+        ops = ["BT", "/F1 11 Tf", "14 TL", "72 740 Td"]
+        for line in lines:
+            ops.append(f"({_pdf_escape(line)}) Tj T*")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("cp1252")
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    info = f"<< /Title ({_pdf_escape(title)}) >>" if title else "<< >>"
+    objects.append(info.encode())
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for i, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{i} 0 obj\n".encode() + obj + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for off in offsets:
+        out += f"{off:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info {info_id} 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)

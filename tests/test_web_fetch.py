@@ -1,0 +1,297 @@
+"""fetch_page end to end through the Toolbox (exactly what an agent sees), against a real HTTP
+server on 127.0.0.1: readable text from HTML, PDFs by page, redirects, caps, timeouts, refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from subagents.model import ToolResultBlock, ToolUseBlock
+from subagents.sources import SourceRegistry
+from subagents.tools import ToolContext, Toolbox
+from subagents.web import WebConfig, make_web_tools
+from tests.fakes.web_server import FakeWebServer, LoopbackOnlyTransport, make_pdf, static_resolver
+
+ARTICLE_HTML = """<!doctype html>
+<html><head><title>Tidal Locking Explained | Example Science</title></head>
+<body>
+<header><nav class="menu">
+  <a href="/">Home</a> <a href="/shop">Shop our telescopes</a> <a href="/login">Log in</a>
+  <ul><li><a href="/a">Astronomy news</a></li><li><a href="/b">Gear reviews</a></li>
+      <li><a href="/c">Events calendar</a></li><li><a href="/d">Member forum</a></li></ul>
+</nav></header>
+<aside class="sidebar"><h3>Trending</h3><ul>
+  <li><a href="/t1">Ten best budget binoculars</a></li><li><a href="/t2">Win a free eclipse trip</a></li>
+</ul></aside>
+<main><article>
+<h1>Tidal locking explained</h1>
+<p>Tidal locking happens when an orbiting body always shows the same face to the body it orbits.
+The Moon is tidally locked to the Earth, which is why we always see the same lunar hemisphere.</p>
+<h2>How it happens</h2>
+<p>Tidal forces raise a bulge on the orbiting body. When the body rotates faster than it orbits,
+the bulge is dragged ahead of the line between the two bodies, and gravity pulls it back.
+This torque slowly brakes the rotation until the rotation period equals the orbital period.</p>
+<p>The time needed depends on the initial spin, the distance between the bodies, their masses,
+and the rigidity of the orbiting body. For the Moon it took a few tens of millions of years.</p>
+<h2>Examples in the Solar System</h2>
+<p>Most large moons in the Solar System are tidally locked to their planets, including the
+Galilean moons of Jupiter and Titan. Pluto and Charon are mutually tidally locked.</p>
+</article></main>
+<footer><p>Copyright 2024 Example Science Media. All rights reserved.</p>
+<p><a href="/privacy">Privacy policy</a> | <a href="/terms">Terms of use</a> | Subscribe to our newsletter!</p>
+</footer>
+</body></html>
+"""
+
+
+def payload(result: ToolResultBlock) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    m = re.fullmatch(r'<retrieved_material source="([^"]+)">\n(.*)\n</retrieved_material>', result.content, re.S)
+    assert m, result.content[:200]
+    return json.loads(m.group(2))
+
+
+class Harness:
+    def __init__(self, config: WebConfig) -> None:
+        self.config = config
+        self.toolbox = Toolbox(make_web_tools(config))
+        self.sources = SourceRegistry()
+        self.ctx = ToolContext(agent_id="web-agent", sources=self.sources)
+        self.allowed = ["web_search", "fetch_page"]
+
+    async def call(self, name: str, **inp: Any) -> ToolResultBlock:
+        return await self.toolbox.call(ToolUseBlock("t1", name, inp), self.allowed, self.ctx)
+
+    async def fetch(self, url: str, **kw: Any) -> dict[str, Any]:
+        return payload(await self.call("fetch_page", url=url, **kw))
+
+    async def fetch_error(self, url: str) -> str:
+        result = await self.call("fetch_page", url=url)
+        assert result.is_error, result.content[:300]
+        return result.content
+
+
+@pytest.fixture
+def server():
+    with FakeWebServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Harness:
+    return Harness(WebConfig(allow_private_network=True, cache_mode="off", cache_dir=tmp_path / "web",
+                             resolver=static_resolver({})))
+
+
+async def test_html_main_text_kept_navigation_dropped(server: FakeWebServer, web: Harness) -> None:
+    url = server.page("/science/tidal-locking.html", ARTICLE_HTML)
+    page = await web.fetch(url)
+    assert page["url"] == url
+    assert page["content_type"] == "text/html"
+    assert "Tidal locking" in page["title"]
+    text = "\n".join(p["text"] for p in page["passages"])
+    assert "always shows the same face" in text
+    assert "Pluto and Charon are mutually tidally locked" in text
+    for boilerplate in ["Shop our telescopes", "Gear reviews", "Member forum", "budget binoculars",
+                        "Privacy policy", "Subscribe to our newsletter"]:
+        assert boilerplate not in text, boilerplate
+    # headings are kept in the text and label the passages
+    assert "## How it happens" in text
+    headings = {p["heading"] for p in page["passages"]}
+    assert headings <= {"Tidal locking explained", "How it happens", "Examples in the Solar System"}
+    # every passage is a registered source carrying exactly the text shown
+    for i, p in enumerate(page["passages"]):
+        src = web.sources.get(p["source_id"])
+        assert src is not None and src.kind == "web" and src.text == p["text"]
+        assert src.key == f"web:{url}#{i}"
+        assert src.locator == f"{url}#passage-{i}"
+        assert src.meta["url"] == url and src.meta["heading"] == p["heading"]
+        assert src.retrieved_by == ["web-agent"]
+    # the request went out with the right Host header
+    assert server.requests[-1].headers["host"] == f"127.0.0.1:{server.port}"
+
+
+async def test_long_html_is_split_at_headings_and_paged(server: FakeWebServer, tmp_path: Path) -> None:
+    sections = []
+    for s in range(12):
+        paras = "".join(
+            f"<p>Section {s} paragraph {p}: " + " ".join(f"word{s}_{p}_{w}" for w in range(40)) + ".</p>"
+            for p in range(4)
+        )
+        sections.append(f"<h2>Section number {s}</h2>{paras}")
+    html = f"<html><head><title>Long</title></head><body><article><h1>Long page</h1>{''.join(sections)}</article></body></html>"
+    url = server.page("/long.html", html)
+    web = Harness(WebConfig(allow_private_network=True, cache_mode="off", max_output_chars=6000))
+    first = await web.fetch(url)
+    assert all(len(p["text"]) <= 1500 + 200 for p in first["passages"])
+    assert first["passages_total"] > len(first["passages"])
+    assert sum(len(p["text"]) for p in first["passages"]) <= 6000
+    nxt = first["next_start"]
+    second = await web.fetch(url, start=nxt)
+    assert second["passages"][0]["source_id"] != first["passages"][-1]["source_id"]
+    assert web.sources.get(second["passages"][0]["source_id"]).key == f"web:{url}#{nxt}"
+    # a passage that starts a section is labelled with that section's heading
+    for p in first["passages"] + second["passages"]:
+        m = re.match(r"## (Section number \d+)", p["text"])
+        if m:
+            assert p["heading"] == m.group(1)
+    past = await web.call("fetch_page", url=url, start=10_000)
+    assert past.is_error and "past the end" in past.content
+
+
+async def test_pdf_passages_carry_page_numbers(server: FakeWebServer, web: Harness) -> None:
+    pdf = make_pdf(
+        [["Orbital resonance", "Io, Europa and Ganymede are in a 1:2:4 Laplace resonance."],
+         ["Page two discusses Titan.", "Titan has a thick nitrogen atmosphere."]],
+        title="Moons of the outer planets",
+    )
+    url = server.add("/papers/moons.pdf", pdf, "application/pdf")
+    page = await web.fetch(url)
+    assert page["title"] == "Moons of the outer planets"
+    assert page["content_type"] == "application/pdf"
+    by_page = {p["page"]: p for p in page["passages"]}
+    assert set(by_page) == {1, 2}
+    assert "Laplace resonance" in by_page[1]["text"]
+    assert "nitrogen atmosphere" in by_page[2]["text"]
+    src = web.sources.get(by_page[2]["source_id"])
+    assert src.locator == f"{url}#page=2" and src.meta["page"] == 2
+
+
+async def test_plain_text_and_markdown_as_is(server: FakeWebServer, web: Harness) -> None:
+    url = server.add("/notes.txt", "Field notes\n\nThe heron stood still for an hour.", "text/plain; charset=utf-8")
+    page = await web.fetch(url)
+    assert page["content_type"] == "text/plain"
+    assert page["passages"][0]["text"] == "Field notes\n\nThe heron stood still for an hour."
+    md = "# Guide\n\nIntro text.\n\n## Setup\n\nRun the installer."
+    page = await web.fetch(server.add("/guide.md", md, "text/markdown"))
+    assert page["title"] == "Guide"
+    assert "Run the installer." in page["passages"][0]["text"]
+
+
+async def test_redirect_chain_is_followed_and_final_url_reported(server: FakeWebServer, web: Harness) -> None:
+    server.page("/final.html", ARTICLE_HTML)
+    server.redirect("/r3", "/final.html#section", status=308)
+    server.redirect("/r2", server.url("/r3"), status=307)
+    server.redirect("/r1", "r2", status=301)  # relative Location
+    start = server.redirect("/start", "/r1", status=302)
+    page = await web.fetch(start)
+    assert page["url"] == server.url("/final.html")
+    assert web.sources.get(page["passages"][0]["source_id"]).key.startswith(f"web:{server.url('/final.html')}#")
+    assert [r.path for r in server.requests] == ["/start", "/r1", "/r2", "/r3", "/final.html"]
+
+
+async def test_too_many_redirects(server: FakeWebServer, web: Harness) -> None:
+    for i in range(7):
+        server.redirect(f"/hop{i}", f"/hop{i + 1}")
+    err = await web.fetch_error(server.url("/hop0"))
+    assert "too many redirects" in err
+    assert len(server.requests) == 6  # the first request and 5 redirects, then we stop
+
+
+async def test_redirect_loop_stops(server: FakeWebServer, web: Harness) -> None:
+    server.redirect("/loop", "/loop")
+    assert "too many redirects" in await web.fetch_error(server.url("/loop"))
+
+
+async def test_body_over_cap_is_refused(server: FakeWebServer, tmp_path: Path) -> None:
+    web = Harness(WebConfig(allow_private_network=True, cache_mode="off", max_bytes=100_000))
+    with_length = server.add("/big-declared.txt", b"a" * 200_000, "text/plain")
+    err = await web.fetch_error(with_length)
+    assert "too large" in err and "100000" in err
+    streamed = server.add("/big-streamed.txt", b"b" * 2_000_000, "text/plain", content_length=False, chunk=8192)
+    err = await web.fetch_error(streamed)
+    assert "exceeds the 100000-byte cap" in err
+
+
+async def test_slow_response_times_out_fast(server: FakeWebServer) -> None:
+    web = Harness(WebConfig(allow_private_network=True, cache_mode="off", read_timeout=0.3, total_timeout=2))
+    slow_headers = server.add("/slow", b"late", "text/plain", delay=30)
+    t0 = time.monotonic()
+    err = await web.fetch_error(slow_headers)
+    assert "timed out" in err
+    slow_body = server.add("/slow-body", b"late", "text/plain", body_delay=30)
+    assert "timed out" in await web.fetch_error(slow_body)
+    # the overall deadline holds even when every single read is quick enough
+    web = Harness(WebConfig(allow_private_network=True, cache_mode="off", read_timeout=5, total_timeout=0.5))
+    err = await web.fetch_error(server.add("/slow2", b"late", "text/plain", delay=30))
+    assert "timed out after 0.5s" in err
+    assert time.monotonic() - t0 < 5
+
+
+async def test_binary_content_refused_by_type(server: FakeWebServer, web: Harness) -> None:
+    url = server.add("/blob.bin", bytes(range(256)) * 10, "application/octet-stream")
+    err = await web.fetch_error(url)
+    assert "unsupported content type 'application/octet-stream'" in err
+    assert "image/png" in await web.fetch_error(server.add("/x.png", b"\x89PNG....", "image/png"))
+
+
+async def test_missing_content_type_is_sniffed(server: FakeWebServer, web: Harness) -> None:
+    page = await web.fetch(server.add("/untyped", ARTICLE_HTML, None))
+    assert "always shows the same face" in page["passages"][0]["text"]
+    assert "binary" in await web.fetch_error(server.add("/untyped-bin", b"\x00\x01\x02" * 100, None))
+
+
+async def test_http_errors_are_readable(server: FakeWebServer, web: Harness) -> None:
+    assert "HTTP 404" in await web.fetch_error(server.url("/missing"))
+    server.add("/boom", "oops", "text/plain", status=500)
+    assert "HTTP 500" in await web.fetch_error(server.url("/boom"))
+
+
+async def test_connection_refused_is_readable(web: Harness) -> None:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    err = await web.fetch_error(f"http://127.0.0.1:{port}/")
+    assert "could not fetch" in err
+
+
+async def test_loopback_refused_without_the_flag(server: FakeWebServer, tmp_path: Path) -> None:
+    web = Harness(WebConfig(cache_mode="off"))
+    url = server.page("/a.html", ARTICLE_HTML)
+    err = await web.fetch_error(url)
+    assert "not a public address (loopback)" in err
+    assert server.requests == []  # refused before any connection
+
+
+async def test_redirect_from_public_host_to_private_is_refused(server: FakeWebServer) -> None:
+    """public.test 'resolves' to a public IP; the test transport routes that IP to the loopback
+    server (and refuses every other non-loopback address). Private network stays forbidden."""
+    transport = LoopbackOnlyTransport({"93.184.216.34": "127.0.0.1"})
+    resolver = static_resolver({"public.test": ["93.184.216.34"], "internal.test": ["10.1.2.3"]})
+    web = Harness(WebConfig(cache_mode="off", resolver=resolver, transport=transport))
+    server.page("/ok.html", ARTICLE_HTML)
+    base = f"http://public.test:{server.port}"
+    # the allowed host works, and the connection went to the address the guard checked
+    page = await web.fetch(f"{base}/ok.html")
+    assert page["url"] == f"{base}/ok.html"
+    assert transport.seen[-1] == (f"http://93.184.216.34:{server.port}/ok.html", f"public.test:{server.port}")
+    assert server.requests[-1].headers["host"] == f"public.test:{server.port}"
+    # a redirect hop to a private address is checked and refused
+    for target in ["http://169.254.169.254/latest/meta-data/", f"http://127.0.0.1:{server.port}/ok.html",
+                   "http://internal.test/admin", "http://[::ffff:127.0.0.1]/", "http://2130706433/",
+                   "file:///etc/passwd"]:
+        server.redirect("/bounce", target)
+        before = len(server.requests)
+        err = await web.fetch_error(f"{base}/bounce")
+        assert "refused" in err or "not allowed" in err, err
+        assert len(server.requests) == before + 1  # only the bounce itself was requested
+
+
+async def test_dns_failure_and_malformed_urls_are_tool_errors(tmp_path: Path) -> None:
+    web = Harness(WebConfig(cache_mode="off", resolver=static_resolver({})))
+    assert "could not resolve host 'no-such-host.test'" in await web.fetch_error("https://no-such-host.test/")
+    assert "scheme 'ftp' is not allowed" in await web.fetch_error("ftp://files.test/x")
+    assert "scheme 'file' is not allowed" in await web.fetch_error("file:///etc/passwd")
+    assert "scheme 'gopher' is not allowed" in await web.fetch_error("gopher://x.test/")
+    assert "no scheme" in await web.fetch_error("www.example.test/page")
+    assert "malformed" in await web.fetch_error("http://bad host.test/")
+    invalid = await web.call("fetch_page", url="")
+    assert invalid.is_error and "Invalid input" in invalid.content
