@@ -1,0 +1,157 @@
+"""Finding, reading and decoding corpus files, without ever leaving the root.
+
+The walk never follows symlinked directories (one pointing outside the root is counted as
+"outside"; one pointing inside is skipped too, since its files are reached directly). A
+symlinked file is read only when its real path lies inside the root's real path. Hidden names
+and build-artefact directories are skipped by default (`ScanOptions`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+
+from .chunking import Document
+from .html_text import html_to_document
+from .plain_text import markdown_to_document, rst_to_document, text_to_document
+
+KINDS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
+# Sphinx writes `_sources/*.rst.txt` (a duplicate of every page), `_static`, `_images`, `_downloads`.
+DEFAULT_SKIP_DIRS = frozenset({"_sources", "_static", "_images", "_downloads", "__pycache__", "node_modules"})
+# Sphinx's generated index pages: long lists of links, noise for retrieval.
+DEFAULT_SKIP_FILES = ("genindex.html", "genindex-*.html", "py-modindex.html")
+MAX_BYTES = 32 * 1024 * 1024
+BINARY_SNIFF = 8192
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    skip_dirs: frozenset[str] = DEFAULT_SKIP_DIRS
+    skip_files: tuple[str, ...] = DEFAULT_SKIP_FILES  # fnmatch patterns on the file name
+    skip_hidden: bool = True  # names starting with '.'
+    max_bytes: int = MAX_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    relpath: str  # '/'-separated, relative to the root
+    path: str  # what to open: the file, or a symlink's real path (checked to be inside the root)
+    kind: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass
+class ScanResult:
+    files: list[Candidate] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)  # relpaths of symlinks resolving outside
+    other: list[tuple[str, str]] = field(default_factory=list)  # (relpath, reason) not readable as a file
+
+
+def is_inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _rel(path: str, root: str) -> str:
+    return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def scan_root(root: str, opts: ScanOptions) -> ScanResult:
+    """Walk `root` (a real path) and list the candidate files; nothing is opened here."""
+    res = ScanResult()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        keep = []
+        for d in sorted(dirnames):
+            if (opts.skip_hidden and d.startswith(".")) or d in opts.skip_dirs:
+                continue
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full):
+                if not is_inside(os.path.realpath(full), root):
+                    res.outside.append(_rel(full, root))
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            kind = KINDS.get(os.path.splitext(name)[1].lower())
+            if kind is None or (opts.skip_hidden and name.startswith(".")):
+                continue
+            if any(fnmatch.fnmatchcase(name, p) for p in opts.skip_files):
+                continue
+            full = os.path.join(dirpath, name)
+            rel = _rel(full, root)
+            try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:
+                res.other.append((rel.encode("utf-8", "replace").decode(), "file name is not valid UTF-8"))
+                continue
+            try:
+                target = full
+                if os.path.islink(full):
+                    target = os.path.realpath(full)
+                    if not is_inside(target, root):
+                        res.outside.append(rel)
+                        continue
+                st = os.stat(target)
+            except OSError as e:
+                res.other.append((rel, f"cannot stat: {e.strerror or e}"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                res.other.append((rel, "not a regular file"))
+            elif st.st_size > opts.max_bytes:
+                res.other.append((rel, f"larger than {opts.max_bytes} bytes"))
+            else:
+                res.files.append(Candidate(rel, target, kind, st.st_mtime_ns, st.st_size))
+    return res
+
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)
+
+
+class Binary(Exception):
+    pass
+
+
+class Undecodable(Exception):
+    pass
+
+
+def decode(data: bytes, kind: str) -> str:
+    """UTF-8 (a BOM is honoured, including UTF-16's); for HTML, else the declared <meta> charset."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[3:]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise Undecodable("invalid UTF-16 after a UTF-16 byte order mark") from None
+    if b"\x00" in data[:BINARY_SNIFF]:
+        raise Binary("NUL bytes in the first 8 KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    m = _META_CHARSET.search(data[:4096]) if kind == "html" else None
+    if m:
+        try:
+            codec = codecs.lookup(m.group(1).decode("ascii")).name
+            if codec != "utf-8":
+                return data.decode(codec)
+        except (LookupError, UnicodeDecodeError):
+            pass
+    raise Undecodable("not valid UTF-8" + (" nor its declared charset" if m else ""))
+
+
+def extract(data: bytes, kind: str, fallback_title: str) -> Document:
+    """Bytes of one file -> Document. Raises Binary or Undecodable; parser errors propagate."""
+    text = decode(data, kind)
+    if kind == "html":
+        return html_to_document(text, fallback_title)
+    if kind == "markdown":
+        return markdown_to_document(text, fallback_title)
+    if kind == "rst":
+        return rst_to_document(text, fallback_title)
+    return text_to_document(text, fallback_title)
