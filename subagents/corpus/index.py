@@ -1,0 +1,302 @@
+"""One corpus root indexed into SQLite FTS5.
+
+The index lives outside the corpus, in `$RESEARCH_CACHE_DIR/corpus/<sha256(realpath)[:16]>/
+index.sqlite` (RESEARCH_CACHE_DIR defaults to ~/.cache/research-agents; `cache_dir` replaces it).
+Tables: `files` (relpath, mtime_ns, size, sha1, status), `chunks` (id = FTS rowid, file, chunk
+number, heading path) and `fts` (title, headings, body; 'porter unicode61'; ranked by
+bm25(10, 5, 1)). An update is one transaction: files whose mtime and size are unchanged are not
+read, files whose content hash is unchanged are not re-extracted, vanished files are dropped.
+
+Threads: one connection opened with check_same_thread=False, every use under a lock. search()
+and read() take milliseconds and may be called directly from async code; update() can take
+seconds, so run it before agents start (or in a worker thread).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from .chunking import chunk_document
+from .query import to_fts_query
+from .records import CorpusError, IndexStats, Passage, PassageNotFound, PassageRead
+from .scan import Binary, ScanOptions, Undecodable, extract, is_inside, scan_root
+
+SCHEMA = "corpus-1"  # bump when the schema or the extraction changes: the index is rebuilt
+SNIPPET_TOKENS = 48
+MAX_CONTEXT = 5
+Progress = Callable[[int, int], None]
+
+_DDL = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(
+    id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL, sha1 TEXT NOT NULL, status TEXT NOT NULL, title TEXT NOT NULL DEFAULT '');
+CREATE TABLE chunks(
+    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, chunk_no INTEGER NOT NULL, heading TEXT NOT NULL,
+    UNIQUE(file_id, chunk_no));
+CREATE VIRTUAL TABLE fts USING fts5(title, headings, body, tokenize='porter unicode61');
+INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 5.0, 1.0)');
+"""
+
+_SEARCH = f"""
+SELECT f.relpath, c.chunk_no, f.title, c.heading, s.body, s.snip, s.rank
+FROM (SELECT rowid AS rid, body, snippet(fts, 2, '', '', ' … ', {SNIPPET_TOKENS}) AS snip, rank
+      FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?) AS s
+JOIN chunks c ON c.id = s.rid JOIN files f ON f.id = c.file_id
+ORDER BY s.rank
+"""
+
+_READ = """
+SELECT c.chunk_no, c.heading, f.title, fts.body
+FROM files f JOIN chunks c ON c.file_id = f.id JOIN fts ON fts.rowid = c.id
+WHERE f.relpath = ? AND c.chunk_no BETWEEN ? AND ? ORDER BY c.chunk_no
+"""
+
+_WS = re.compile(r"\s+")
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("RESEARCH_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "research-agents"
+
+
+def resolve_root(root: Path | str) -> Path:
+    """The real path of a corpus root, or CorpusError with a one-line reason."""
+    p = Path(root).expanduser()
+    if not p.exists():
+        raise CorpusError(f"corpus root does not exist: {p}")
+    if not p.is_dir():
+        raise CorpusError(f"corpus root is not a directory: {p}")
+    if not os.access(p, os.R_OK | os.X_OK):
+        raise CorpusError(f"corpus root is not readable: {p}")
+    return Path(os.path.realpath(p))
+
+
+def root_tag_for(real_root: Path) -> str:
+    """'<basename>-<4 hex of sha1(realpath)>': readable, and distinct for same-named roots."""
+    name = re.sub(r"[^\w.\-]+", "_", real_root.name) or "root"
+    return f"{name}-{hashlib.sha1(str(real_root).encode()).hexdigest()[:4]}"
+
+
+def index_path_for(real_root: Path, cache_dir: Path | None = None) -> Path:
+    key = hashlib.sha256(str(real_root).encode()).hexdigest()[:16]
+    return (cache_dir or default_cache_dir()) / "corpus" / key / "index.sqlite"
+
+
+def _plain(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+class CorpusIndex:
+    def __init__(self, root: Path, db_path: Path, options: ScanOptions) -> None:
+        self.root = root
+        self.root_tag = root_tag_for(root)
+        self.db_path = db_path
+        self.options = options
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(db_path, timeout=30, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._ensure_schema()
+
+    @classmethod
+    def open(cls, root: Path | str, cache_dir: Path | None = None, *, options: ScanOptions | None = None) -> CorpusIndex:
+        """Open (creating if needed) the index of `root`. Does not scan: call update()."""
+        real = resolve_root(root)
+        db_path = index_path_for(real, Path(cache_dir).expanduser() if cache_dir else None)
+        if is_inside(os.path.realpath(db_path), str(real)):
+            raise CorpusError(f"the index cache {db_path.parent} would be inside the corpus {real}; set RESEARCH_CACHE_DIR")
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        return cls(real, db_path, options or ScanOptions())
+
+    def _ensure_schema(self) -> None:
+        with self._lock:
+            db = self._db
+            have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")}
+            if "meta" in have:
+                row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+                if row and row[0] == SCHEMA:
+                    return
+            db.execute("BEGIN IMMEDIATE")
+            for name in ("fts", "chunks", "files", "meta"):
+                db.execute(f"DROP TABLE IF EXISTS {name}")
+            for stmt in _DDL.strip().split(";\n"):
+                db.execute(stmt)
+            db.execute("INSERT INTO meta VALUES ('schema', ?), ('root', ?)", (SCHEMA, str(self.root)))
+            db.execute("COMMIT")
+
+    # -- indexing -----------------------------------------------------------------------------
+
+    def update(self, progress: Progress | None = None) -> IndexStats:
+        """Bring the index in line with the files on disk; never stops on a bad file."""
+        t0 = time.perf_counter()
+        stats = IndexStats()
+        scan = scan_root(str(self.root), self.options)
+        stats.skipped_outside = len(scan.outside)
+        stats.skipped_other = len(scan.other)
+        for rel in scan.outside:
+            stats.note(rel, "symlink resolving outside the corpus root: not read")
+        for rel, why in scan.other:
+            stats.note(rel, why)
+        stats.files_seen = len(scan.files) + stats.skipped_outside + stats.skipped_other
+        with self._lock:
+            db = self._db
+            known = {r[1]: r for r in db.execute("SELECT id, relpath, mtime_ns, size, sha1, status FROM files")}
+            next_id = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                total = len(scan.files)
+                for i, cand in enumerate(scan.files, 1):
+                    next_id = self._update_file(cand, known.pop(cand.relpath, None), next_id, stats)
+                    if progress:
+                        progress(i, total)
+                for row in known.values():
+                    self._drop_file(row[0])
+                    stats.removed += 1
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            stats.passages = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    def _count(self, status: str, stats: IndexStats) -> None:
+        if status == "ok":
+            stats.unchanged += 1
+        elif status == "binary":
+            stats.skipped_binary += 1
+        elif status == "undecodable":
+            stats.skipped_undecodable += 1
+        else:
+            stats.skipped_other += 1
+
+    def _drop_file(self, file_id: int) -> None:
+        self._db.execute("DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,))
+        self._db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self._db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _update_file(self, cand, row, next_id: int, stats: IndexStats) -> int:  # noqa: ANN001
+        db = self._db
+        if row is not None and row[2] == cand.mtime_ns and row[3] == cand.size:
+            self._count(row[5], stats)
+            return next_id
+        try:
+            with open(cand.path, "rb") as fh:
+                data = fh.read(self.options.max_bytes + 1)
+        except OSError as e:
+            if row is not None:
+                self._drop_file(row[0])
+            stats.skipped_other += 1
+            stats.note(cand.relpath, f"unreadable: {e.strerror or e}")
+            return next_id
+        sha1 = hashlib.sha1(data).hexdigest()
+        if row is not None and row[4] == sha1:  # touched, not changed
+            db.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (cand.mtime_ns, cand.size, row[0]))
+            self._count(row[5], stats)
+            return next_id
+        chunks, title, status = [], "", "ok"
+        name = cand.relpath.rsplit("/", 1)[-1]
+        try:
+            doc = extract(data, cand.kind, name)
+            chunks, title = chunk_document(doc), doc.title or name
+        except Binary:
+            status = "binary"
+            stats.note(cand.relpath, "binary: NUL bytes in the first 8 KiB")
+        except Undecodable as e:
+            status = "undecodable"
+            stats.note(cand.relpath, str(e))
+        except Exception as e:  # a parser bug must not stop indexing
+            status = "error"
+            stats.note(cand.relpath, f"failed to extract: {type(e).__name__}: {e}")
+        if row is not None:
+            file_id = row[0]
+            db.execute("DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,))
+            db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+            db.execute(
+                "UPDATE files SET mtime_ns=?, size=?, sha1=?, status=?, title=? WHERE id=?",
+                (cand.mtime_ns, cand.size, sha1, status, title, file_id),
+            )
+        else:
+            file_id = db.execute(
+                "INSERT INTO files(relpath, mtime_ns, size, sha1, status, title) VALUES (?,?,?,?,?,?)",
+                (cand.relpath, cand.mtime_ns, cand.size, sha1, status, title),
+            ).lastrowid
+        if status == "ok":
+            stats.indexed += 1
+            ids = range(next_id, next_id + len(chunks))
+            db.executemany(
+                "INSERT INTO chunks(id, file_id, chunk_no, heading) VALUES (?,?,?,?)",
+                [(cid, file_id, n, c.heading) for n, (cid, c) in enumerate(zip(ids, chunks))],
+            )
+            db.executemany(
+                "INSERT INTO fts(rowid, title, headings, body) VALUES (?,?,?,?)",
+                [(cid, title, c.keys, c.text) for cid, c in zip(ids, chunks)],
+            )
+            return next_id + len(chunks)
+        self._count(status, stats)
+        return next_id
+
+    # -- querying -----------------------------------------------------------------------------
+
+    def passage_id(self, relpath: str, chunk_no: int) -> str:
+        return f"{self.root_tag}/{relpath}#{chunk_no}"
+
+    def search(self, query: str, k: int = 8) -> list[Passage]:
+        """Best `k` passages for a natural-language query (CorpusError if it has no content words)."""
+        return self.search_fts(to_fts_query(query), k)
+
+    def search_fts(self, fts_query: str, k: int = 8) -> list[Passage]:
+        """Run an FTS5 MATCH expression as is."""
+        with self._lock:
+            rows = self._db.execute(_SEARCH, (fts_query, max(1, k))).fetchall()
+        return [
+            Passage(self.passage_id(rel, n), title, heading, rel, body, _plain(snip), -rank)
+            for rel, n, title, heading, body, snip, rank in rows
+        ]
+
+    def parse_id(self, passage_id: str) -> tuple[str, int]:
+        """(relpath, chunk_no) of one of this index's ids; CorpusError when malformed."""
+        tag, _, rest = passage_id.partition("/")
+        rel, sep, num = rest.rpartition("#")
+        if tag != self.root_tag or not sep or not rel or not num.isdigit():
+            raise CorpusError(f"malformed passage id {passage_id!r}: expected '{self.root_tag}/<path>#<n>'")
+        parts = rel.split("/")
+        if rel.startswith("/") or "\x00" in rel or any(p in ("", ".", "..") for p in parts):
+            raise CorpusError(f"refused passage id {passage_id!r}: the path must be relative, without '..'")
+        return rel, int(num)
+
+    def read(self, passage_id: str, context: int = 1) -> PassageRead:
+        """A passage in full with `context` neighbouring chunks each side; served from the index."""
+        rel, n = self.parse_id(passage_id)
+        context = max(0, min(context, MAX_CONTEXT))
+        with self._lock:
+            rows = self._db.execute(_READ, (rel, n - context, n + context)).fetchall()
+        mine = next((r for r in rows if r[0] == n), None)
+        if mine is None:
+            raise PassageNotFound(f"no passage {passage_id!r} in the corpus (search first, then read an id it returned)")
+        _, heading, title, text = mine
+        before = "\n\n".join(r[3] for r in rows if r[0] < n)
+        after = "\n\n".join(r[3] for r in rows if r[0] > n)
+        return PassageRead(Passage(passage_id, title, heading, rel, text, _plain(text)[:300]), before, after)
+
+    def passage_count(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> CorpusIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,53 @@
+"""Natural-language question -> FTS5 query.
+
+FTS5's implicit AND finds nothing for most questions, so each remaining word is quoted and the
+words are OR-ed; BM25 then favours passages that match more (and rarer) words. Compound tokens
+("asyncio.TaskGroup", "create_task", "utf-8") become a phrase, OR-ed with their parts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .records import CorpusError
+
+MAX_TERMS = 24
+
+# English stopwords (NLTK's list) plus question and request words.
+STOPWORDS = frozenset(
+    """a about above after again against ain all am an and any are aren as at be because been before
+    being below between both but by can couldn d did didn do does doesn doing don down during each few
+    for from further had hadn has hasn have haven having he her here hers herself him himself his how i
+    if in into is isn it its itself just ll m ma me mightn more most mustn my myself needn no nor not now
+    o of off on once only or other our ours ourselves out over own re s same shan she should shouldn so
+    some such t than that the their theirs them themselves then there these they this those through to
+    too under until up ve very was wasn we were weren what when where which while who whom why will with
+    won wouldn y you your yours yourself yourselves
+    could would might must shall may also whose whats hows whats anyone someone something anything
+    please explain describe tell show give want need know like way ways get gets getting""".split()
+)
+
+_TOKEN = re.compile(r"\w+(?:[.\-]\w+)*")
+_PART = re.compile(r"[^\W_]+")
+
+
+def query_terms(question: str) -> list[str]:
+    """The searchable terms of a question: lowercased words and phrases, stopwords dropped."""
+    terms: list[str] = []
+    for token in _TOKEN.findall(question.lower()):
+        parts = _PART.findall(token)
+        if len(parts) > 1:
+            terms.append(" ".join(parts))
+        terms.extend(p for p in parts if p not in STOPWORDS and (len(p) > 1 or p.isdigit()))
+    seen: dict[str, None] = dict.fromkeys(terms)
+    return list(seen)[:MAX_TERMS]
+
+
+def to_fts_query(question: str) -> str:
+    terms = query_terms(question)
+    if not terms:
+        raise CorpusError(
+            f"query {question.strip()[:80]!r} has no searchable words once stopwords and question "
+            "words are removed; use content words such as names, terms or identifiers"
+        )
+    return " OR ".join(f'"{t}"' for t in terms)

@@ -1,0 +1,61 @@
+"""Plain data shared by the corpus modules: errors, update statistics, passages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class CorpusError(ValueError):
+    """A user mistake with a one-line explanation: a missing root, a file given as a root, a root
+    with nothing indexable, a query with no searchable words, a malformed passage id."""
+
+
+class PassageNotFound(CorpusError):
+    """A well-formed passage id that names no passage in the index."""
+
+
+@dataclass
+class IndexStats:
+    """What one `update()` saw. `files_seen` counts every candidate entry (indexable extension,
+    not hidden, not in a skipped dir) and equals indexed + unchanged + all skipped_* counts."""
+
+    files_seen: int = 0
+    indexed: int = 0  # added or changed, re-extracted
+    unchanged: int = 0
+    removed: int = 0  # previously tracked, gone (or now excluded) from the corpus
+    skipped_binary: int = 0  # NUL bytes in the first 8 KiB
+    skipped_undecodable: int = 0  # not UTF-8 (nor the charset an HTML file declares)
+    skipped_outside: int = 0  # symlinked files or dirs resolving outside the root: never read
+    skipped_other: int = 0  # too large, not a regular file, unreadable, failed to parse
+    passages: int = 0  # passages in the index after the update
+    seconds: float = 0.0
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (relpath, reason), first 100
+
+    def note(self, relpath: str, reason: str) -> None:
+        if len(self.problems) < 100:
+            self.problems.append((relpath, reason))
+
+    def summary(self) -> str:
+        skipped = self.skipped_binary + self.skipped_undecodable + self.skipped_outside + self.skipped_other
+        return (
+            f"{self.files_seen} files: {self.indexed} indexed, {self.unchanged} unchanged, "
+            f"{self.removed} removed, {skipped} skipped; {self.passages} passages in {self.seconds:.2f}s"
+        )
+
+
+@dataclass
+class Passage:
+    passage_id: str  # "<root_tag>/<relpath>#<chunk_no>", stable while the file is unchanged
+    title: str
+    heading: str  # heading path, "Coroutines and Tasks > Task Groups"
+    path: str  # relpath inside its root, '/'-separated
+    text: str  # the full passage text
+    snippet: str = ""  # ~300 chars of plain text around the best match
+    score: float = 0.0  # higher is better (negated BM25); comparable within one root only
+
+
+@dataclass
+class PassageRead:
+    passage: Passage
+    context_before: str  # text of the preceding chunk(s) of the same file, "" at the start
+    context_after: str
