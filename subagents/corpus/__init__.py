@@ -1,0 +1,28 @@
+"""The local corpus: folders of .html/.htm/.md/.rst/.txt indexed into SQLite FTS5, and the
+`search_corpus` / `read_passage` tools over it."""
+
+from .corpus import Corpus
+from .index import CorpusIndex, default_cache_dir, index_path_for, root_tag_for
+from .query import query_terms, to_fts_query
+from .records import CorpusError, IndexStats, Passage, PassageNotFound, PassageRead
+from .scan import DEFAULT_SKIP_DIRS, DEFAULT_SKIP_FILES, ScanOptions
+from .tools import make_corpus_tools
+
+__all__ = [
+    "Corpus",
+    "CorpusError",
+    "CorpusIndex",
+    "DEFAULT_SKIP_DIRS",
+    "DEFAULT_SKIP_FILES",
+    "IndexStats",
+    "Passage",
+    "PassageNotFound",
+    "PassageRead",
+    "ScanOptions",
+    "default_cache_dir",
+    "index_path_for",
+    "make_corpus_tools",
+    "query_terms",
+    "root_tag_for",
+    "to_fts_query",
+]

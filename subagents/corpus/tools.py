@@ -1,0 +1,99 @@
+"""The two corpus tools an agent sees: `search_corpus` and `read_passage`.
+
+Every passage shown to an agent is registered in the run's SourceRegistry under the key
+"corpus:<passage_id>", so a snippet and its later full read share one source id. Search and
+read are served from SQLite in milliseconds, so they run directly in the async tool (no thread).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..tools import Tool, ToolContext, ToolError, untrusted
+from .corpus import Corpus
+from .records import CorpusError, Passage
+
+
+class SearchCorpusArgs(BaseModel):
+    query: str = Field(min_length=1, description="Keywords or a natural-language question.")
+    k: int = Field(default=8, ge=1, le=20, description="How many passages to return (1-20).")
+
+
+class ReadPassageArgs(BaseModel):
+    passage_id: str = Field(min_length=1, description="A passage_id returned by search_corpus.")
+
+
+SEARCH_DESCRIPTION = (
+    "Search the local document corpus (offline reference documentation) with BM25 full-text "
+    "search. Returns the best-matching passages, each with a source_id to cite, a passage_id, the "
+    "document title, the heading path and a ~300-character snippet. Use it first for anything the "
+    "local documents may cover; prefer specific words (names, identifiers, technical terms) over "
+    "long sentences, and try other wordings when results are off-topic. Snippets are partial: call "
+    "read_passage on a promising passage_id before relying on it."
+)
+READ_DESCRIPTION = (
+    "Read one corpus passage in full, by a passage_id that search_corpus returned, together with "
+    "the text just before and after it in the same document. Use it to verify a snippet and to get "
+    "the exact wording you will cite (cite the returned source_id)."
+)
+
+
+def _register(ctx: ToolContext, p: Passage, text: str) -> str:
+    src = ctx.sources.register(
+        key=f"corpus:{p.passage_id}",
+        kind="corpus",
+        title=p.title,
+        locator=p.passage_id,
+        text=text,
+        agent_id=ctx.agent_id,
+        meta={"heading": p.heading, "path": p.path},
+    )
+    return src.id
+
+
+def make_corpus_tools(corpus: Corpus) -> list[Tool]:
+    async def search_corpus(args: SearchCorpusArgs, ctx: ToolContext) -> str:
+        try:
+            hits = corpus.search(args.query, args.k)
+        except CorpusError as e:
+            raise ToolError(str(e)) from None
+        results: list[dict[str, Any]] = []
+        for p in hits:
+            results.append(
+                {
+                    "source_id": _register(ctx, p, p.snippet),
+                    "passage_id": p.passage_id,
+                    "title": p.title,
+                    "heading": p.heading,
+                    "snippet": p.snippet,
+                    "score": round(p.score, 3),
+                }
+            )
+        return untrusted("corpus search", {"query": args.query, "results": results})
+
+    async def read_passage(args: ReadPassageArgs, ctx: ToolContext) -> str:
+        try:
+            got = corpus.read(args.passage_id.strip())
+        except CorpusError as e:
+            raise ToolError(str(e)) from None
+        p = got.passage
+        return untrusted(
+            "corpus passage",
+            {
+                "source_id": _register(ctx, p, p.text),
+                "passage_id": p.passage_id,
+                "title": p.title,
+                "heading": p.heading,
+                "path": p.path,
+                "text": p.text,
+                "context_before": got.context_before,
+                "context_after": got.context_after,
+            },
+        )
+
+    return [
+        Tool("search_corpus", SEARCH_DESCRIPTION, SearchCorpusArgs, search_corpus),
+        Tool("read_passage", READ_DESCRIPTION, ReadPassageArgs, read_passage),
+    ]

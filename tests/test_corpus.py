@@ -1,0 +1,454 @@
+"""The local corpus: extraction, incremental FTS5 index, safety rules, and the two agent tools."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from subagents.corpus import (
+    Corpus,
+    CorpusError,
+    CorpusIndex,
+    PassageNotFound,
+    ScanOptions,
+    index_path_for,
+    make_corpus_tools,
+    root_tag_for,
+    to_fts_query,
+)
+from subagents.corpus.chunking import MAX_CHARS
+from subagents.model import ToolUseBlock
+from subagents.sources import SourceRegistry
+from subagents.tools import ToolContext, Toolbox
+
+GUIDE_HTML = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Widget Guide &#8212; Acme 1.0 documentation</title>
+<script>var sidebarjunk = "scriptjunk";</script><style>.x { color: red }</style></head>
+<body>
+<div class="related" role="navigation"><a href="index.html">relatedjunk navigation</a></div>
+<nav class="menu"><ul><li><a href="#">navjunk Frobnicating widgets</a></li></ul></nav>
+<div class="document"><div class="body" role="main">
+<section id="widget-guide">
+<h1>Widget Guide<a class="headerlink" href="#widget-guide">¶</a></h1>
+<p>This guide explains widgets in general.</p>
+<section id="frobnicating-widgets">
+<h2>Frobnicating widgets<a class="headerlink" href="#frobnicating-widgets">¶</a></h2>
+<p>Call <code>frob()</code> on a widget to align its gears with the <em>main shaft</em>.</p>
+<dl class="py function"><dt class="sig" id="acme.frob">acme.frob(widget, strength=1)<a class="headerlink" href="#acme.frob">¶</a></dt>
+<dd><p>Align the gears of <em>widget</em>.</p></dd></dl>
+<pre>widget = acme.Widget()
+acme.frob(widget)</pre>
+<table><tr><th>strength</th><th>effect</th></tr><tr><td>1</td><td>gentle alignment</td></tr></table>
+</section>
+<section id="cleaning"><h2>Cleaning<a class="headerlink" href="#cleaning">¶</a></h2>
+<ul><li>Use a dry cloth.</li><li><p>Never submerge gearboxes.</p></li></ul>
+</section></section>
+</div></div>
+<div class="sphinxsidebar" role="navigation"><h3>sidebarjunk contents</h3></div>
+<div class="footer">footerjunk copyright</div>
+</body></html>
+"""
+
+NOTES_MD = """# Maintenance notes
+
+General maintenance advice for the workshop.
+
+## Sprocket lubrication
+
+Sprockets need a drop of oil every week. Wipe off the excess.
+
+```python
+# not a heading: a comment in code
+oil(sprocket)
+```
+
+## Misc
+
+Someone once mentioned that you could frobnicate a widget by hand, but that is a long story
+about a rainy afternoon in the workshop, with tea and biscuits and no documentation at all.
+"""
+
+MANUAL_RST = """============
+Pump Manual
+============
+
+Read this before starting the pump.
+
+Priming the pump
+----------------
+
+Open the valve and fill the :term:`chamber` with ``water`` first.
+
+Troubleshooting
+---------------
+
+If the pump hums but nothing flows, it has lost its prime.
+"""
+
+README_TXT = "Readme for the tool shed\n\nKeys hang on the hook behind the door.\n\nThe ladder is borrowed.\n"
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def bump_mtime(path: Path) -> None:
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    write(root / "guide.html", GUIDE_HTML)
+    write(root / "notes.md", NOTES_MD)
+    write(root / "sub" / "manual.rst", MANUAL_RST)
+    write(root / "readme.txt", README_TXT)
+    write(root / "_sources" / "guide.rst.txt", "Frobnicating widgets duplicate sourcesdup\n")
+    write(root / ".hidden" / "secret.md", "# Hidden\n\nhiddenword\n")
+    write(root / "image.png", b"\x89PNG\x00\x00")  # not an indexable extension: ignored silently
+    return root
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+def all_files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def open_index(root: Path, cache: Path, **kw: object) -> CorpusIndex:
+    ix = CorpusIndex.open(root, cache, **kw)  # type: ignore[arg-type]
+    return ix
+
+
+# -- extraction and ranking -----------------------------------------------------------------
+
+
+def test_search_ranks_heading_match_first_and_keeps_heading_path(corpus_dir: Path, cache: Path) -> None:
+    with open_index(corpus_dir, cache) as ix:
+        stats = ix.update()
+        assert stats.indexed == 4 and stats.files_seen == 4
+        hits = ix.search("How do I frobnicate widgets?")
+        assert hits, "expected results"
+        # notes.md mentions frobnicating a widget in a body; the guide has it as a heading
+        assert hits[0].path == "guide.html"
+        assert hits[0].heading == "Widget Guide > Frobnicating widgets"
+        assert hits[0].title == "Widget Guide"  # site suffix of <title> dropped
+        assert any(h.path == "notes.md" for h in hits)
+        assert hits[0].score > min(h.score for h in hits)
+        assert "frob" in hits[0].snippet.lower() and "<" not in hits[0].snippet
+        assert hits[0].passage_id == f"{ix.root_tag}/guide.html#{hits[0].passage_id.rsplit('#')[1]}"
+
+
+def test_title_weighting(corpus_dir: Path, cache: Path) -> None:
+    write(corpus_dir / "pumps.md", "# Pump Manual appendix\n\nSee the main manual.\n")
+    write(corpus_dir / "other.md", "# Unrelated\n\n" + "The word pump appears once in this long body. " * 3)
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        top = ix.search("pump", k=10)
+        assert top[0].path in ("sub/manual.rst", "pumps.md")
+        assert top[-1].path == "other.md"
+
+
+def test_html_chrome_dropped_and_structure_kept(corpus_dir: Path, cache: Path) -> None:
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        for junk in ("sidebarjunk", "scriptjunk", "relatedjunk", "navjunk", "footerjunk"):
+            assert ix.search(junk) == [], junk
+        frob = next(h for h in ix.search("frob gears shaft") if h.path == "guide.html")
+        text = ix.read(frob.passage_id).passage.text
+        assert "¶" not in text
+        assert "acme.frob(widget, strength=1)" in text  # dt
+        assert "Align the gears of widget." in text  # dd
+        assert "widget = acme.Widget()\nacme.frob(widget)" in text  # pre keeps its lines
+        assert "strength | effect\n1 | gentle alignment" in text  # table rows
+        cleaning = ix.search("dry cloth submerge gearboxes")[0]
+        assert cleaning.heading == "Widget Guide > Cleaning"
+        assert "- Use a dry cloth." in cleaning.text and "- Never submerge gearboxes." in cleaning.text
+
+
+def test_markdown_rst_txt_headings(corpus_dir: Path, cache: Path) -> None:
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        oil = ix.search("sprocket oil")[0]
+        assert (oil.path, oil.title, oil.heading) == ("notes.md", "Maintenance notes", "Maintenance notes > Sprocket lubrication")
+        assert "# not a heading" in oil.text  # fenced code is not a heading
+        prime = ix.search("pump prime hums")[0]
+        assert (prime.path, prime.heading) == ("sub/manual.rst", "Pump Manual > Troubleshooting")
+        valve = ix.search("valve chamber")[0]
+        assert "fill the chamber with water" in valve.text  # reST roles and literals reduced to text
+        keys = ix.search("ladder borrowed")[0]
+        assert (keys.path, keys.title) == ("readme.txt", "Readme for the tool shed")
+
+
+def test_long_document_is_chunked_at_paragraph_boundaries(corpus_dir: Path, cache: Path) -> None:
+    paras = [f"Paragraph {i} about turbines" + " blade" * 60 for i in range(30)]
+    write(corpus_dir / "long.md", "# Turbines\n\n" + "\n\n".join(paras) + "\n")
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        hits = ix.search("turbines", k=20)
+        chunks = [h for h in hits if h.path == "long.md"]
+        assert len(chunks) >= 5
+        for h in chunks:
+            assert len(h.text) <= MAX_CHARS
+            for part in h.text.split("\n\n"):
+                assert part in paras  # never cut inside a paragraph
+
+
+def test_default_skips_and_override(corpus_dir: Path, cache: Path, tmp_path: Path) -> None:
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        assert ix.search("sourcesdup") == []
+        assert ix.search("hiddenword") == []
+    opts = ScanOptions(skip_dirs=frozenset(), skip_hidden=False)
+    with open_index(corpus_dir, tmp_path / "cache2", options=opts) as ix:
+        ix.update()
+        assert [h.path for h in ix.search("sourcesdup")] == ["_sources/guide.rst.txt"]
+        assert [h.path for h in ix.search("hiddenword")] == [".hidden/secret.md"]
+
+
+# -- incremental updates and stable ids -----------------------------------------------------
+
+
+def test_incremental_update(corpus_dir: Path, cache: Path) -> None:
+    with open_index(corpus_dir, cache) as ix:
+        first = ix.update()
+        assert (first.indexed, first.unchanged, first.removed) == (4, 0, 0)
+        total = first.passages
+        assert total == ix.passage_count() > 0
+
+        again = ix.update()
+        assert (again.indexed, again.unchanged, again.removed, again.passages) == (0, 4, 0, total)
+
+        bump_mtime(corpus_dir / "readme.txt")  # touched, content unchanged: hashed, not re-indexed
+        touched = ix.update()
+        assert (touched.indexed, touched.unchanged) == (0, 4)
+
+        notes = corpus_dir / "notes.md"
+        write(notes, NOTES_MD.replace("a drop of oil", "two drops of castoroil"))
+        bump_mtime(notes)
+        changed = ix.update()
+        assert (changed.indexed, changed.unchanged, changed.removed) == (1, 3, 0)
+        assert ix.search("castoroil")[0].path == "notes.md"
+
+        (corpus_dir / "sub" / "manual.rst").unlink()
+        gone = ix.update()
+        assert (gone.indexed, gone.unchanged, gone.removed) == (0, 3, 1)
+        assert ix.search("pump prime valve") == []
+        assert gone.passages < total
+
+
+def test_passage_ids_stable_across_reindex(corpus_dir: Path, cache: Path, tmp_path: Path) -> None:
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        before = {h.passage_id: h.text for h in ix.search("widget gears sprocket pump ladder", k=20)}
+        write(corpus_dir / "readme.txt", README_TXT + "\nA new paragraph about rakes.\n")
+        bump_mtime(corpus_dir / "readme.txt")
+        assert ix.update().indexed == 1
+        after = {h.passage_id: h.text for h in ix.search("widget gears sprocket pump ladder", k=20)}
+        unchanged = {pid for pid in before if "/readme.txt#" not in pid}
+        assert unchanged and all(after.get(pid) == before[pid] for pid in unchanged)
+        for pid in unchanged:
+            assert ix.read(pid).passage.text == before[pid]
+    with open_index(corpus_dir, tmp_path / "fresh-cache") as fresh:  # a rebuild from scratch
+        fresh.update()
+        for pid in unchanged:
+            assert fresh.read(pid).passage.text == before[pid]
+
+
+def test_index_lives_in_cache_not_in_corpus(corpus_dir: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    files_before = all_files(corpus_dir)
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        assert cache in ix.db_path.parents
+    assert all_files(corpus_dir) == files_before
+
+    env_cache = tmp_path / "env-cache"
+    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(env_cache))
+    with CorpusIndex.open(corpus_dir) as ix:
+        ix.update()
+        key = hashlib.sha256(os.path.realpath(corpus_dir).encode()).hexdigest()[:16]
+        assert ix.db_path == env_cache / "corpus" / key / "index.sqlite"
+        assert ix.db_path.exists()
+    assert all_files(corpus_dir) == files_before
+
+    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(corpus_dir / "cache"))
+    with pytest.raises(CorpusError, match="inside the corpus"):
+        CorpusIndex.open(corpus_dir)
+    assert all_files(corpus_dir) == files_before
+
+
+# -- bad files and the root boundary ---------------------------------------------------------
+
+
+def test_binary_and_undecodable_files_are_skipped_and_counted(corpus_dir: Path, cache: Path) -> None:
+    write(corpus_dir / "blob.txt", b"binaryword\x00\x01\x02" * 10)
+    write(corpus_dir / "aaa-latin1.md", "# Caf\u00e9\n\nlatinword na\u00efve\n".encode("latin-1"))
+    write(corpus_dir / "zzz.md", "# After\n\nafterword survives\n")
+    declared = '<html><head><meta charset="iso-8859-1"><title>Men\u00fa</title></head><body><p>declaredword se\u00f1or</p></body></html>'
+    write(corpus_dir / "declared.html", declared.encode("latin-1"))
+    write(corpus_dir / "bom.md", b"\xef\xbb\xbf# Bom\n\nbomword\n")
+    with open_index(corpus_dir, cache) as ix:
+        stats = ix.update()
+        assert stats.skipped_binary == 1
+        assert stats.skipped_undecodable == 1
+        assert stats.indexed == 7
+        assert stats.files_seen == 9
+        reasons = dict(stats.problems)
+        assert "blob.txt" in reasons and "aaa-latin1.md" in reasons
+        assert ix.search("binaryword") == [] and ix.search("latinword") == []
+        assert ix.search("afterword")[0].path == "zzz.md"  # indexing went on after the bad file
+        hit = ix.search("declaredword")[0]
+        assert "se\u00f1or" in hit.text and hit.title == "Men\u00fa"
+        assert ix.search("bomword")[0].title == "Bom"
+        again = ix.update()  # bad files are remembered, still counted, not re-read
+        assert (again.indexed, again.skipped_binary, again.skipped_undecodable) == (0, 1, 1)
+
+
+def test_symlinks_outside_the_root_are_not_read(corpus_dir: Path, cache: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write(outside / "secret.md", "# Secret\n\nzanzibarsecret\n")
+    write(outside / "deep" / "more.md", "# More\n\nzanzibardeep\n")
+    (corpus_dir / "leak.md").symlink_to(outside / "secret.md")
+    (corpus_dir / "leakdir").symlink_to(outside, target_is_directory=True)
+    (corpus_dir / "alias.md").symlink_to(corpus_dir / "notes.md")  # inside the root: fine
+    with open_index(corpus_dir, cache) as ix:
+        stats = ix.update()
+        assert stats.skipped_outside == 2
+        assert {rel for rel, _ in stats.problems} >= {"leak.md", "leakdir"}
+        assert ix.search("zanzibarsecret") == [] and ix.search("zanzibardeep") == []
+        assert {h.path for h in ix.search("sprocket oil")} == {"notes.md", "alias.md"}
+
+
+def test_read_refuses_traversal_and_unknown_ids(corpus_dir: Path, cache: Path) -> None:
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        tag = ix.root_tag
+        for bad in ("../../etc/passwd#0", f"{tag}/../../etc/passwd#0", f"{tag}//etc/passwd#0",
+                    f"{tag}/sub/../notes.md#0", f"{tag}/notes.md", f"{tag}/notes.md#x"):
+            with pytest.raises(CorpusError):
+                ix.read(bad)
+        with pytest.raises(PassageNotFound, match="notes.md#999"):
+            ix.read(f"{tag}/notes.md#999")
+        with pytest.raises(PassageNotFound):
+            ix.read(f"{tag}/nope.md#0")
+        got = ix.read(f"{tag}/notes.md#1")
+        assert got.passage.heading == "Maintenance notes > Sprocket lubrication"
+        assert "General maintenance advice" in got.context_before
+        assert "frobnicate a widget by hand" in got.context_after
+
+
+def test_corpus_errors_for_bad_roots(tmp_path: Path, cache: Path) -> None:
+    with pytest.raises(CorpusError, match="does not exist"):
+        Corpus.open([tmp_path / "missing"], cache)
+    f = write(tmp_path / "file.md", "# A file\n")
+    with pytest.raises(CorpusError, match="not a directory"):
+        Corpus.open([f], cache)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(CorpusError, match="no indexable file"):
+        Corpus.open([empty], cache)
+    only_binary = tmp_path / "binonly"
+    write(only_binary / "x.txt", b"\x00\x00")
+    with pytest.raises(CorpusError, match="no indexable file"):
+        Corpus.open([only_binary], cache)
+    good = tmp_path / "good"
+    write(good / "a.md", "# A\n\ntext\n")
+    with pytest.raises(CorpusError, match="does not exist"):  # all roots validated before indexing
+        Corpus.open([good, tmp_path / "missing"], cache)
+    assert not index_path_for(good.resolve(), cache).exists()
+
+
+def test_query_without_content_words_is_an_error() -> None:
+    with pytest.raises(CorpusError, match="no searchable words"):
+        to_fts_query("What is it, and how does it do this?")
+    assert to_fts_query("How do I use asyncio.TaskGroup?") == '"use" OR "asyncio taskgroup" OR "asyncio" OR "taskgroup"'
+
+
+def test_two_roots_with_same_basename(tmp_path: Path, cache: Path) -> None:
+    a = write(tmp_path / "a" / "docs" / "x.md", "# Alpha\n\nshared word alphaonly\n").parent
+    b = write(tmp_path / "b" / "docs" / "x.md", "# Beta\n\nshared word betaonly shared\n").parent
+    assert root_tag_for(a.resolve()) != root_tag_for(b.resolve())
+    with Corpus.open([a, b, a], cache) as corpus:
+        assert len(corpus.indexes) == 2 and len(corpus.stats) == 2
+        hits = corpus.search("shared", k=5)
+        assert {h.title for h in hits} == {"Alpha", "Beta"}
+        assert hits[0].score >= hits[1].score
+        for h in hits:
+            assert corpus.read(h.passage_id).passage.title == h.title
+        with pytest.raises(PassageNotFound, match="unknown corpus root"):
+            corpus.read("docs-0000/x.md#0")
+
+
+# -- the agent tools ------------------------------------------------------------------------
+
+
+def _payload(content: str) -> dict:
+    assert content.startswith("<retrieved_material source=")
+    body = content.split("\n", 1)[1].rsplit("\n</retrieved_material>", 1)[0]
+    return json.loads(body)
+
+
+async def test_tools_register_sources_and_read_full_text(corpus_dir: Path, cache: Path) -> None:
+    with Corpus.open([corpus_dir], cache) as corpus:
+        tools = make_corpus_tools(corpus)
+        assert [t.name for t in tools] == ["search_corpus", "read_passage"]
+        box = Toolbox(tools)
+        ctx = ToolContext(agent_id="agent-1", sources=SourceRegistry())
+        allowed = box.names()
+
+        res = await box.call(ToolUseBlock("t1", "search_corpus", {"query": "how to frobnicate widgets", "k": 3}), allowed, ctx)
+        assert not res.is_error, res.content
+        data = _payload(res.content)
+        assert data["query"] == "how to frobnicate widgets"
+        results = data["results"]
+        assert 1 <= len(results) <= 3
+        top = results[0]
+        assert set(top) == {"source_id", "passage_id", "title", "heading", "snippet", "score"}
+        assert top["heading"] == "Widget Guide > Frobnicating widgets"
+        assert [r["source_id"] for r in results] == [f"S{i}" for i in range(1, len(results) + 1)]
+        src = ctx.sources.get(top["source_id"])
+        assert src is not None and src.key == f"corpus:{top['passage_id']}" and src.kind == "corpus"
+        assert src.retrieved_by == ["agent-1"] and src.meta["path"] == "guide.html"
+
+        again = _payload((await box.call(ToolUseBlock("t2", "search_corpus", {"query": "frobnicate widgets"}), allowed, ctx)).content)
+        assert again["results"][0]["source_id"] == top["source_id"]  # same passage, same id
+
+        read = await box.call(ToolUseBlock("t3", "read_passage", {"passage_id": top["passage_id"]}), allowed, ctx)
+        assert not read.is_error, read.content
+        full = _payload(read.content)
+        assert full["source_id"] == top["source_id"]
+        assert set(full) == {"source_id", "passage_id", "title", "heading", "path", "text", "context_before", "context_after"}
+        assert full["text"] == corpus.read(top["passage_id"]).passage.text
+        assert full["text"] in ctx.sources.get(top["source_id"]).text  # registry holds the full text
+
+        empty = _payload((await box.call(ToolUseBlock("t4", "search_corpus", {"query": "xylophonezebra"}), allowed, ctx)).content)
+        assert empty == {"query": "xylophonezebra", "results": []}
+
+
+async def test_tool_errors_are_readable(corpus_dir: Path, cache: Path) -> None:
+    with Corpus.open([corpus_dir], cache) as corpus:
+        box = Toolbox(make_corpus_tools(corpus))
+        ctx = ToolContext(agent_id="a", sources=SourceRegistry())
+        allowed = box.names()
+        stop = await box.call(ToolUseBlock("1", "search_corpus", {"query": "what is it?"}), allowed, ctx)
+        assert stop.is_error and "no searchable words" in stop.content
+        bad_k = await box.call(ToolUseBlock("2", "search_corpus", {"query": "pump", "k": 50}), allowed, ctx)
+        assert bad_k.is_error and "k" in bad_k.content
+        missing = await box.call(ToolUseBlock("3", "read_passage", {"passage_id": "docs-ffff/nope.md#0"}), allowed, ctx)
+        assert missing.is_error and "docs-ffff/nope.md#0" in missing.content
+        trav = await box.call(ToolUseBlock("4", "read_passage", {"passage_id": "../../etc/passwd#0"}), allowed, ctx)
+        assert trav.is_error and "root:" not in trav.content
+        assert len(ctx.sources) == 0
