@@ -1,0 +1,248 @@
+"""The Anthropic Messages API adapter: the only module that imports `anthropic`.
+
+- Retries are ours (the SDK client runs with max_retries=0) so each one is visible: 429, 408,
+  409, 5xx incl. 529, connection errors and timeouts are retried with capped exponential
+  backoff + jitter, honouring retry-after(-ms); each retry is reported through
+  `request.metadata["log"]` as kind "model_retry". 401/403 -> ModelAuthError, no retry;
+  other 4xx -> ModelError; retries exhausted -> ModelError naming the last status.
+- Prompt caching: `cache_control: ephemeral` on the last tool, the last system block and the
+  last block of the last message (the growing conversation is written to the cache and read
+  back on the next turn), plus the last block of the previous user turn — where the previous
+  call put its breakpoint — so the read hits even when a turn adds many blocks. At most 4.
+- `request.metadata["stream"]` true -> messages.stream(...) and the final message assembled
+  from the SSE events (for the lead's long synthesis: no total deadline, only an idle one).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+import anthropic
+import trio
+
+from .model import (
+    Block,
+    Message,
+    ModelAuthError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from .ratelimit import RateLimiter, RetryPolicy, TransientError, is_retryable_status, parse_retry_after, with_retries
+from .tokens import estimate_request_tokens
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+EPHEMERAL = {"type": "ephemeral"}
+MAX_BREAKPOINTS = 4
+# error types an SSE `error` event may carry mid-stream, mapped to the status they stand for
+_STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500, "timeout_error": 504}
+
+
+# ---------------------------------------------------------------- request translation
+
+
+def block_to_api(block: Block) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ToolResultBlock):
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content}
+        if block.is_error:
+            out["is_error"] = True
+        return out
+    raise ModelError(f"cannot send block of type {type(block).__name__}")
+
+
+def message_to_api(message: Message) -> dict[str, Any]:
+    # The API rejects empty text blocks; a message left empty gets a visible placeholder.
+    content = [block_to_api(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+    return {"role": message.role, "content": content or [{"type": "text", "text": "(empty)"}]}
+
+
+def tool_choice_to_api(choice: str) -> dict[str, Any]:
+    if choice in ("auto", "any", "none"):
+        return {"type": choice}
+    return {"type": "tool", "name": choice}
+
+
+def build_params(request: ModelRequest, model: str) -> dict[str, Any]:
+    """Keyword arguments for messages.create / messages.stream, with cache breakpoints placed."""
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "messages": [message_to_api(m) for m in request.messages],
+    }
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system}]
+    if request.tools:
+        params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools]
+        params["tool_choice"] = tool_choice_to_api(request.tool_choice)
+    place_cache_breakpoints(params)
+    return params
+
+
+def place_cache_breakpoints(params: dict[str, Any]) -> int:
+    """Mark cache breakpoints in `params` (in place): last tool, last system block, last block
+    of the last message, last block of the previous user message. Returns how many."""
+    targets: list[dict[str, Any]] = []
+    if params.get("tools"):
+        targets.append(params["tools"][-1])
+    if params.get("system"):
+        targets.append(params["system"][-1])
+    messages = params.get("messages") or []
+    if messages and messages[-1]["content"]:
+        targets.append(messages[-1]["content"][-1])
+        last_role = messages[-1]["role"]
+        # the previous call ended at the user message before the latest assistant turn
+        for m in reversed(messages[:-1]):
+            if m["role"] == last_role and m["content"]:
+                targets.append(m["content"][-1])
+                break
+    placed = 0
+    for t in targets[:MAX_BREAKPOINTS]:
+        t["cache_control"] = dict(EPHEMERAL)
+        placed += 1
+    return placed
+
+
+# ---------------------------------------------------------------- response translation
+
+
+def response_from_api(message: Any, fallback_model: str) -> ModelResponse:
+    blocks: list[Block] = []
+    for b in message.content:
+        kind = getattr(b, "type", None)
+        if kind == "text":
+            blocks.append(TextBlock(text=b.text))
+        elif kind == "tool_use":
+            blocks.append(ToolUseBlock(id=b.id, name=b.name, input=dict(b.input or {})))
+        # thinking / redacted_thinking / server tool blocks are not part of our seam: skipped
+    u = message.usage
+    usage = Usage(
+        input_tokens=u.input_tokens or 0,
+        output_tokens=u.output_tokens or 0,
+        cache_creation_input_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
+        cache_read_input_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
+    )
+    return ModelResponse(
+        content=blocks,
+        stop_reason=str(message.stop_reason or "end_turn"),
+        usage=usage,
+        model=getattr(message, "model", None) or fallback_model,
+    )
+
+
+# ---------------------------------------------------------------- the model
+
+
+class AnthropicModel:
+    is_language_model = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        limiter: RateLimiter | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 4,
+        max_backoff: float = 30.0,
+        backoff_base: float = 0.5,
+    ) -> None:
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        if not key:
+            raise ModelAuthError(
+                f"{API_KEY_ENV} is not set: export it to use Claude models "
+                "(or run offline with --model extractive)"
+            )
+        self.name = model
+        self.limiter = limiter
+        self.timeout = timeout
+        self.policy = RetryPolicy(max_retries=max_retries, base=backoff_base, max_backoff=max_backoff)
+        self._api_key = key
+        self._base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+        self._client: anthropic.AsyncAnthropic | None = None
+        self._client_token: object = None
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"AnthropicModel({self.name!r}, base_url={self._base_url!r})"
+
+    def _get_client(self) -> anthropic.AsyncAnthropic:
+        # One client (and connection pool) per trio run: pooled sockets cannot outlive their run.
+        token = trio.lowlevel.current_trio_token()
+        if self._client is None or self._client_token is not token:
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=self.timeout
+            )
+            self._client_token = token
+        return self._client
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        params = build_params(request, self.name)
+        stream = bool(request.metadata.get("stream"))
+        estimate = estimate_request_tokens(request)
+
+        async def attempt() -> ModelResponse:
+            return await self._attempt(copy.deepcopy(params), stream)
+
+        response = await with_retries(
+            attempt,
+            policy=self.policy,
+            what=self.name,
+            log=request.metadata.get("log"),
+            limiter=self.limiter,
+            estimated_tokens=estimate,
+        )
+        if self.limiter is not None:
+            u = response.usage
+            self.limiter.record(estimate, u.input_tokens + u.cache_creation_input_tokens + u.output_tokens)
+        return response
+
+    async def _attempt(self, params: dict[str, Any], stream: bool) -> ModelResponse:
+        client = self._get_client()
+        try:
+            if stream:
+                # the SDK's timeout is per read here: a long synthesis may stream for minutes
+                async with client.messages.stream(**params) as s:
+                    message = await s.get_final_message()
+            else:
+                with trio.fail_after(self.timeout):
+                    message = await client.messages.create(**params)
+        except trio.TooSlowError:
+            raise TransientError("timeout", f"no answer within {self.timeout:g}s") from None
+        except anthropic.APITimeoutError:
+            raise TransientError("timeout", f"no answer within {self.timeout:g}s") from None
+        except anthropic.APIConnectionError as err:
+            raise TransientError("connection_error", str(err) or type(err).__name__) from None
+        except anthropic.APIStatusError as err:
+            raise self._classify(err) from None
+        except anthropic.AnthropicError as err:
+            raise ModelError(f"{self.name}: {type(err).__name__}: {err}") from None
+        except ValueError as err:  # e.g. a streamed tool input that is not JSON
+            raise ModelError(f"{self.name}: unusable response: {err}") from None
+        return response_from_api(message, self.name)
+
+    def _classify(self, err: anthropic.APIStatusError) -> Exception:
+        status = err.status_code
+        kind = getattr(err, "type", None)
+        detail = getattr(err, "api_message", None) or str(err)
+        if status < 400 and kind in _STREAM_ERROR_STATUS:  # an `error` event inside a 200 stream
+            status = _STREAM_ERROR_STATUS[kind]
+        label = f"{kind}: {detail}" if kind else detail
+        if status in (401, 403):
+            return ModelAuthError(
+                f"{self.name}: the Anthropic API refused the credentials (HTTP {status} {label}); "
+                f"check {API_KEY_ENV}"
+            )
+        if is_retryable_status(status):
+            return TransientError(status, label, parse_retry_after(dict(err.response.headers)))
+        return ModelError(f"{self.name}: HTTP {status} {label}")
