@@ -94,7 +94,7 @@ _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~<])")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-_WRAPPER_TAG = re.compile(r"<(/?\s*retrieved_material)", re.I)
+_WRAPPER_TAG = re.compile(r"<(\s*/?\s*retrieved_material)", re.I)
 
 
 def neutralise_markers(text: str) -> str:
