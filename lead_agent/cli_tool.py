@@ -1,0 +1,141 @@
+"""`research tool …`: run one agent tool by hand and print exactly what an agent would see.
+
+    research tool search "tidal locking" -k 5
+    research tool fetch https://example.org/page [--allow-private-network] [--start N]
+    research tool corpus "lru_cache maxsize" --corpus docs/ [--corpus more/] [-k 8]
+    … each with --cache {read-through,record,replay,off} and --cache-dir DIR
+
+The tool runs through `Toolbox.call` with a fresh SourceRegistry, so refusals, validation
+errors and the untrusted-material wrapper are the agent's. Exit status 0 on success; 1 when the
+tool refused or failed, with a one-line message on stderr (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from subagents.model import ToolUseBlock
+from subagents.sources import SourceRegistry
+from subagents.tools import Tool, ToolContext, Toolbox
+
+CACHE_CHOICES = ("read-through", "record", "replay", "off")
+
+
+def add_tool_parser(subparsers: Any) -> None:
+    """Add `tool` with sub-subcommands `search`, `fetch` and `corpus` to a subparsers object."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--cache",
+        choices=CACHE_CHOICES,
+        default=None,
+        help="web cache mode (default read-through: serve entries younger than a day, else fetch live)",
+    )
+    common.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="cache root (default $RESEARCH_CACHE_DIR or ~/.cache/research-agents); web entries go in DIR/web",
+    )
+    tool = subparsers.add_parser(
+        "tool",
+        help="run one agent tool by hand and print what the agent would see",
+        description="Run one agent tool by hand and print exactly what an agent would see.",
+    )
+    sub = tool.add_subparsers(dest="tool_command", metavar="{search,fetch,corpus}")
+
+    search = sub.add_parser("search", parents=[common], help="web_search: search the web")
+    search.add_argument("query", help="what to search for")
+    search.add_argument("-k", type=int, default=8, metavar="N", help="number of results (1-20, default 8)")
+
+    fetch = sub.add_parser("fetch", parents=[common], help="fetch_page: read a web page, PDF or text file")
+    fetch.add_argument("url", help="an http(s) URL")
+    fetch.add_argument(
+        "--allow-private-network",
+        action="store_true",
+        help="allow loopback/private/link-local addresses (for local servers; agents never get this)",
+    )
+    fetch.add_argument("--start", type=int, default=0, metavar="N", help="first passage to show (long pages)")
+
+    corpus = sub.add_parser("corpus", parents=[common], help="search_corpus: search local documents")
+    corpus.add_argument("query", help="keywords or a question")
+    corpus.add_argument(
+        "--corpus", action="append", required=True, type=Path, metavar="PATH",
+        help="a folder of documents (repeatable)",
+    )
+    corpus.add_argument("-k", type=int, default=8, metavar="N", help="number of passages (1-20, default 8)")
+
+
+def _web_config(args: argparse.Namespace, allow_private_network: bool = False):
+    from subagents.web import WebConfig
+
+    cache_dir = Path(args.cache_dir).expanduser() / "web" if getattr(args, "cache_dir", None) else None
+    return WebConfig(
+        allow_private_network=allow_private_network,
+        cache_mode=getattr(args, "cache", None) or "read-through",
+        cache_dir=cache_dir,
+    )
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _fail(msg: str) -> int:
+    print(f"research tool: error: {_one_line(msg)}", file=sys.stderr)
+    return 1
+
+
+async def _call(tools: list[Tool], name: str, tool_input: dict[str, Any]) -> tuple[str, bool]:
+    toolbox = Toolbox(tools)
+    ctx = ToolContext(agent_id="cli", sources=SourceRegistry())
+    result = await toolbox.call(ToolUseBlock("cli-1", name, tool_input), [name], ctx)
+    return result.content, result.is_error
+
+
+def run_tool_command(args: argparse.Namespace) -> int:
+    """Run the parsed `tool` command; print the tool output; 0 on success, 1 on refusal/error."""
+    command = getattr(args, "tool_command", None)
+    corpus_obj = None
+    try:
+        if command == "search":
+            from subagents.web import make_web_tools
+
+            tools = make_web_tools(_web_config(args))
+            name, tool_input = "web_search", {"query": args.query, "k": args.k}
+        elif command == "fetch":
+            from subagents.web import make_web_tools
+
+            tools = make_web_tools(_web_config(args, allow_private_network=args.allow_private_network))
+            name, tool_input = "fetch_page", {"url": args.url}
+            if args.start:
+                tool_input["start"] = args.start
+        elif command == "corpus":
+            from subagents.corpus import Corpus, make_corpus_tools
+
+            index_dir = Path(args.cache_dir).expanduser() if args.cache_dir else None
+            corpus_obj = Corpus.open(list(args.corpus), index_dir)
+            tools = make_corpus_tools(corpus_obj)
+            name, tool_input = "search_corpus", {"query": args.query, "k": args.k}
+        else:
+            return _fail("choose a tool: search, fetch or corpus (see `research tool --help`)")
+        content, is_error = trio.run(_call, tools, name, tool_input)
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    except Exception as e:  # setup failures (a missing corpus root, a bad cache dir): one line, no traceback
+        return _fail(f"{type(e).__name__}: {e}" if not str(e) else str(e))
+    finally:
+        if corpus_obj is not None:
+            close = getattr(corpus_obj, "close", None)
+            if close is not None:
+                close()
+    if is_error:
+        return _fail(content)
+    print(content)
+    return 0
