@@ -20,6 +20,7 @@ from subagents.corpus import (
     root_tag_for,
     to_fts_query,
 )
+from subagents.corpus import index as index_module
 from subagents.corpus.chunking import MAX_CHARS
 from subagents.model import ToolUseBlock
 from subagents.sources import SourceRegistry
@@ -35,6 +36,8 @@ GUIDE_HTML = """<!DOCTYPE html>
 <section id="widget-guide">
 <h1>Widget Guide<a class="headerlink" href="#widget-guide">¶</a></h1>
 <p>This guide explains widgets in general.</p>
+<nav class="contents local"><ul><li><a href="#frobnicating-widgets">localtocjunk</a></li></ul></nav>
+<div class="toctree-wrapper compound"><ul><li><a href="other.html">toctreejunk</a></li></ul></div>
 <section id="frobnicating-widgets">
 <h2>Frobnicating widgets<a class="headerlink" href="#frobnicating-widgets">¶</a></h2>
 <p>Call <code>frob()</code> on a widget to align its gears with the <em>main shaft</em>.</p>
@@ -162,11 +165,22 @@ def test_title_weighting(corpus_dir: Path, cache: Path) -> None:
         assert top[-1].path == "other.md"
 
 
+PLAIN_HTML = """<html><head><title>Plain page</title></head><body>
+<nav>plainnavjunk</nav><script>plainscriptjunk()</script>
+<h2>Plain heading</h2><p>plainbody text</p>
+<form><input name="q"> plainformjunk</form><footer>plainfooterjunk</footer>
+</body></html>"""
+
+
 def test_html_chrome_dropped_and_structure_kept(corpus_dir: Path, cache: Path) -> None:
+    write(corpus_dir / "plain.html", PLAIN_HTML)
     with open_index(corpus_dir, cache) as ix:
         ix.update()
-        for junk in ("sidebarjunk", "scriptjunk", "relatedjunk", "navjunk", "footerjunk"):
+        for junk in ("sidebarjunk", "scriptjunk", "relatedjunk", "navjunk", "footerjunk", "localtocjunk", "toctreejunk",
+                     "plainnavjunk", "plainfooterjunk", "plainscriptjunk", "plainformjunk"):
             assert ix.search(junk) == [], junk
+        plain = ix.search("plainbody")[0]  # a page without a main element: <body>, chrome dropped
+        assert (plain.path, plain.title, plain.heading) == ("plain.html", "Plain page", "Plain heading")
         frob = next(h for h in ix.search("frob gears shaft") if h.path == "guide.html")
         text = ix.read(frob.passage_id).passage.text
         assert "¶" not in text
@@ -222,19 +236,30 @@ def test_default_skips_and_override(corpus_dir: Path, cache: Path, tmp_path: Pat
 # -- incremental updates and stable ids -----------------------------------------------------
 
 
-def test_incremental_update(corpus_dir: Path, cache: Path) -> None:
+def test_incremental_update(corpus_dir: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with open_index(corpus_dir, cache) as ix:
-        first = ix.update()
+        calls: list[tuple[int, int]] = []
+        first = ix.update(progress=lambda done, total: calls.append((done, total)))
         assert (first.indexed, first.unchanged, first.removed) == (4, 0, 0)
+        assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
         total = first.passages
         assert total == ix.passage_count() > 0
 
+        opened: list[str] = []
+
+        def spy_open(path: str, *a: object, **kw: object):  # noqa: ANN202
+            opened.append(str(path))
+            return open(path, *a, **kw)  # type: ignore[call-overload]
+
+        monkeypatch.setattr(index_module, "open", spy_open, raising=False)
         again = ix.update()
         assert (again.indexed, again.unchanged, again.removed, again.passages) == (0, 4, 0, total)
+        assert opened == []  # same mtime and size: not even read
 
         bump_mtime(corpus_dir / "readme.txt")  # touched, content unchanged: hashed, not re-indexed
         touched = ix.update()
         assert (touched.indexed, touched.unchanged) == (0, 4)
+        assert [Path(p).name for p in opened] == ["readme.txt"]
 
         notes = corpus_dir / "notes.md"
         write(notes, NOTES_MD.replace("a drop of oil", "two drops of castoroil"))
@@ -338,8 +363,9 @@ def test_read_refuses_traversal_and_unknown_ids(corpus_dir: Path, cache: Path) -
         tag = ix.root_tag
         for bad in ("../../etc/passwd#0", f"{tag}/../../etc/passwd#0", f"{tag}//etc/passwd#0",
                     f"{tag}/sub/../notes.md#0", f"{tag}/notes.md", f"{tag}/notes.md#x"):
-            with pytest.raises(CorpusError):
+            with pytest.raises(CorpusError, match="refused|malformed") as err:
                 ix.read(bad)
+            assert not isinstance(err.value, PassageNotFound), bad
         with pytest.raises(PassageNotFound, match="notes.md#999"):
             ix.read(f"{tag}/notes.md#999")
         with pytest.raises(PassageNotFound):

@@ -26,12 +26,13 @@ from typing import Callable
 from .chunking import chunk_document
 from .query import to_fts_query
 from .records import CorpusError, IndexStats, Passage, PassageNotFound, PassageRead
-from .scan import Binary, ScanOptions, Undecodable, extract, is_inside, scan_root
+from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
 
 SCHEMA = "corpus-1"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
-Progress = Callable[[int, int], None]
+Progress = Callable[[int, int], None]  # (files examined, files to examine)
+FileRow = tuple[int, str, int, int, str, str]  # id, relpath, mtime_ns, size, sha1, status
 
 _DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -183,7 +184,7 @@ class CorpusIndex:
         self._db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self._db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
-    def _update_file(self, cand, row, next_id: int, stats: IndexStats) -> int:  # noqa: ANN001
+    def _update_file(self, cand: Candidate, row: FileRow | None, next_id: int, stats: IndexStats) -> int:
         db = self._db
         if row is not None and row[2] == cand.mtime_ns and row[3] == cand.size:
             self._count(row[5], stats)

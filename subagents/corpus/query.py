@@ -23,7 +23,7 @@ STOPWORDS = frozenset(
     some such t than that the their theirs them themselves then there these they this those through to
     too under until up ve very was wasn we were weren what when where which while who whom why will with
     won wouldn y you your yours yourself yourselves
-    could would might must shall may also whose whats hows whats anyone someone something anything
+    could would might must shall may also whose whats hows anyone someone something anything
     please explain describe tell show give want need know like way ways get gets getting""".split()
 )
 
