@@ -186,6 +186,12 @@ class AnthropicModel:
             self._client_token = token
         return self._client
 
+    async def aclose(self) -> None:
+        """Close the connection pool (call from the trio run that used the model)."""
+        client, self._client = self._client, None
+        if client is not None and self._client_token is trio.lowlevel.current_trio_token():
+            await client.close()
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         params = build_params(request, self.name)
         stream = bool(request.metadata.get("stream"))

@@ -171,6 +171,12 @@ class OpenAIModel:
             self._client_token = token
         return self._client
 
+    async def aclose(self) -> None:
+        """Close the connection pool (call from the trio run that used the model)."""
+        client, self._client = self._client, None
+        if client is not None and self._client_token is trio.lowlevel.current_trio_token():
+            await client.aclose()
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = build_body(request, self.name)
         estimate = estimate_request_tokens(request)

@@ -340,3 +340,22 @@ def test_default_models() -> None:
     assert lead.startswith("claude-opus") and sub.startswith("claude-haiku")
     assert default_models({"ANTHROPIC_API_KEY": KEY, "RESEARCH_LEAD_MODEL": "claude-sonnet-4-5"})[0] == "claude-sonnet-4-5"
     assert default_models({"RESEARCH_SUBAGENT_MODEL": "claude-haiku-4-5"}) == ("extractive", "claude-haiku-4-5")
+
+
+async def test_failing_handler_is_reported_not_hidden() -> None:
+    def handler(body: dict[str, Any]) -> Reply:
+        raise KeyError("no rule for this request")
+
+    with FakeAnthropicServer(handler=handler) as srv:
+        with pytest.raises(ModelError, match="fake handler raised KeyError"):
+            await make(srv).complete(req())
+    assert srv.handler_errors == ["KeyError: 'no rule for this request'"]
+
+
+async def test_aclose_and_reuse(anthropic_server: FakeAnthropicServer) -> None:
+    anthropic_server.push(text("one"), text("two"))
+    model = make(anthropic_server)
+    assert (await model.complete(req())).text() == "one"
+    await model.aclose()
+    assert (await model.complete(req())).text() == "two"  # a fresh client after close
+    await model.aclose()

@@ -6,9 +6,11 @@
         srv.requests[0].body["messages"]   # what went over the wire
 
 Replies come from the scripted queue first (`replies=` / `push`), then from `handler`
-(a callable: request JSON -> Reply), so an end-to-end test can answer by inspecting the
+(a callable: request JSON -> Reply or a dict of Reply fields; it runs in a server thread, so
+keep it thread-safe), so an end-to-end test can answer by inspecting the
 request. With neither left the server answers 400 "fake server ran dry" (not retried by
-clients) and counts it in `dry`: running dry is an error, never a silent default.
+clients) and counts it in `dry`: running dry is an error, never a silent default. A handler
+that raises is answered with a 400 naming the exception, also kept in `handler_errors`.
 
 Faults: any status with headers (`error(429, retry_after=0)`, `error(529)`), `hang(seconds)`
 (sleeps longer than the client's timeout), `Reply.stream_error` (an SSE `error` event after
@@ -67,7 +69,11 @@ class Fault:
 
 
 class Dry(Exception):
-    pass
+    """No scripted reply left and no handler."""
+
+
+class HandlerFailed(Exception):
+    """The test's handler raised; the client gets a 400 naming the error."""
 
 
 class FakeHTTPServer:
@@ -89,6 +95,7 @@ class FakeHTTPServer:
         self.tokens_per_second = tokens_per_second
         self.requests: list[RecordedRequest] = []
         self.dry = 0
+        self.handler_errors: list[str] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._ids = itertools.count(1)
@@ -149,7 +156,12 @@ class FakeHTTPServer:
             if self.replies:
                 return self.replies.popleft()
         if self.handler is not None:
-            return self.handler(body)
+            try:
+                return self.handler(body)
+            except Exception as err:  # surfaced to the client as a 400 and kept for the test
+                with self._lock:
+                    self.handler_errors.append(f"{type(err).__name__}: {err}")
+                raise HandlerFailed(f"fake handler raised {type(err).__name__}: {err}") from err
         with self._lock:
             self.dry += 1
         raise Dry()
@@ -338,6 +350,9 @@ class FakeAnthropicServer(FakeHTTPServer):
             reply = self.take_reply(body)
         except Dry:
             h.send_json(rec, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "fake server ran dry: no scripted reply left"}})
+            return
+        except HandlerFailed as err:
+            h.send_json(rec, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(err)}})
             return
         if isinstance(reply, dict):
             reply = Reply(**reply)

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .anthropic_server import Dry, FakeHTTPServer, Fault, RecordedRequest, _Handler
+from .anthropic_server import Dry, FakeHTTPServer, HandlerFailed, Fault, RecordedRequest, _Handler
 
 
 @dataclass
@@ -57,6 +57,9 @@ class FakeOpenAIServer(FakeHTTPServer):
             reply = self.take_reply(body)
         except Dry:
             h.send_json(rec, 400, {"error": {"message": "fake server ran dry: no scripted reply left", "type": "invalid_request_error"}})
+            return
+        except HandlerFailed as err:
+            h.send_json(rec, 400, {"error": {"message": str(err), "type": "invalid_request_error"}})
             return
         if isinstance(reply, dict):
             reply = ChatReply(**reply)
