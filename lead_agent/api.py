@@ -96,9 +96,15 @@ def _open_corpus(cfg: ResearchConfig, progress: Callable[[str], None]) -> tuple[
         return None, []
     from subagents.corpus import Corpus, CorpusError, make_corpus_tools
 
+    announced: list[bool] = []
+
+    def indexing(done: int, total: int) -> None:  # called only once the roots are known to be valid
+        if not announced:
+            announced.append(True)
+            progress(f"indexing corpus: {', '.join(str(c) for c in cfg.corpus)}")
+
     try:
-        progress(f"indexing corpus: {', '.join(str(c) for c in cfg.corpus)}")
-        corpus = Corpus.open([Path(c) for c in cfg.corpus], cache_dir=cfg.cache_dir)
+        corpus = Corpus.open([Path(c) for c in cfg.corpus], cache_dir=cfg.cache_dir, progress=indexing)
     except CorpusError as e:
         raise UsageError(str(e)) from None
     for root, stats in corpus.stats.items():

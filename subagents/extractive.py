@@ -99,13 +99,18 @@ def classify(question: str) -> tuple[str, list[str], str]:
     return "straightforward", [], ""
 
 
-def _key_phrase(question: str, n: int = 6) -> str:
-    seen = []
-    for w in words(question):
-        if w.lower() not in STOPWORDS and len(w) > 1 and w not in seen and "." not in w[1:]:
+_FACETS = re.compile(r"^(?:\(gap\)\s*)?(?:Answer directly|Mechanism and details behind|"
+                     r"Exceptions, errors, caveats and examples related to):\s*")
+
+
+def _key_phrase(question: str, n: int = 7) -> str:
+    """The question's content words in order (dotted names whole), for a keyword query."""
+    seen: list[str] = []
+    for m in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", _FACETS.sub("", question)):
+        w = m.group(0)
+        if w.lower() not in STOPWORDS and len(w) > 1 and w.lower() not in (x.lower() for x in seen):
             seen.append(w)
-    dotted = [w for w in words(question) if "." in w[1:]]
-    return " ".join((dotted + seen)[:n])
+    return " ".join(seen[:n])
 
 
 def plan_tasks(question: str, tools: list[str], max_tasks: int) -> dict[str, Any]:
@@ -117,7 +122,7 @@ def plan_tasks(question: str, tools: list[str], max_tasks: int) -> dict[str, Any
         for part in parts[:max_tasks]:
             others = [p for p in parts if p != part]
             tasks.append({
-                "objective": f"{part}: {aspect or 'what it is and how it works'} (part of: {question})",
+                "objective": f"{part}: {aspect} (part of: {question})" if aspect else f"{part} (part of: {question})",
                 "queries": [f"{part} {aspect_terms}".strip(), part],
                 "boundaries": {"out_of_scope": [f"details of {o}" for o in others]},
             })
@@ -154,12 +159,18 @@ class Candidate:
     terms: set[str] = field(default_factory=set)
 
 
+_CODE = re.compile(r"(?:^|\s)(?:async\s+def|def|class|import|from\s+\S+\s+import|return|print\()\b|"
+                   r"[=!<>]=|\)\s*:|\w\s*=\s*\w|[{};]\s*$|^\s*[$#>]")
+_BOILERPLATE = re.compile(r"^(?:New in version|Changed in version|Deprecated since version|See also|Source code:)", re.I)
+
+
 def _good_sentence(s: str) -> bool:
+    """Prose a reader can take as a claim: no code, no version notes, a real sentence length."""
     n = len(s.split())
-    if n < 5 or n > 80:
+    if n < 7 or n > 70 or s.endswith(":") or _BOILERPLATE.match(s) or _CODE.search(s):
         return False
     letters = sum(c.isalpha() for c in s)
-    return letters >= 0.5 * len(s) and not s.startswith(("$", ">>>", "...", "|"))
+    return letters >= 0.6 * len(s) and s[0].isalnum() or s[0] in "\"'(`"
 
 
 def rank_sentences(query: str, candidates: list[Candidate], limit: int) -> list[Candidate]:
@@ -174,8 +185,12 @@ def rank_sentences(query: str, candidates: list[Candidate], limit: int) -> list[
     for c in candidates:
         hit = qterms & c.terms
         heading_hit = qterms & content_terms(c.heading)
-        c.score = (sum(idf[t] for t in hit) + 0.3 * sum(idf[t] for t in heading_hit)) / (1 + 0.15 * c.rank)
-        c.score /= math.sqrt(max(8, len(c.terms)) / 8)
+        if len(hit) < (2 if len(qterms) >= 4 else 1):
+            c.score = 0.0
+            continue
+        coverage = sum(idf[t] for t in hit) / sum(idf.values())
+        c.score = (sum(idf[t] for t in hit) + 0.3 * sum(idf[t] for t in heading_hit)) * (0.5 + coverage)
+        c.score /= (1 + 0.1 * c.rank) * (1 + 0.02 * max(0, len(c.terms) - 20))
     chosen: list[Candidate] = []
     for c in sorted(candidates, key=lambda c: (-c.score, c.rank)):
         if c.score <= 0 or len(chosen) >= limit:
@@ -303,8 +318,7 @@ class ExtractiveModel:
         reads = [(u, r) for u, r in calls if u.name in READ_TOOLS]
         n = len(msgs)
         if request.tool_choice not in ("submit_findings",) and search_tool and not searches and used < budget:
-            queries = list(dict.fromkeys(delegation.get("queries") or []))
-            queries = (queries + [_key_phrase(objective), objective])
+            queries = list(dict.fromkeys(delegation.get("queries") or [])) or [_key_phrase(objective), objective]
             queries = list(dict.fromkeys(q for q in queries if content_terms(q)))[: min(MAX_QUERIES, budget - 1)]
             return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_{i}", search_tool, {"query": q, "k": 8})
                              for i, q in enumerate(queries or [objective])], "tool_use")
@@ -346,18 +360,23 @@ class ExtractiveModel:
                 items = [(p.get("source_id"), p.get("text", ""), p.get("heading") or data.get("title", "")) for p in data["passages"]]
             else:
                 items = [(data.get("source_id"), data.get("text", ""), f"{data.get('title', '')} {data.get('heading', '')}")]
+                for side in ("context_before", "context_after"):
+                    ctx = data.get(side)
+                    if isinstance(ctx, dict):
+                        items.append((ctx.get("source_id"), ctx.get("text", ""), ctx.get("heading", "")))
             for sid, text, heading in items:
                 if not sid:
                     continue
                 for s in sentences(text or ""):
-                    s = s.strip(" …").strip()
+                    s = re.sub(r"^[-*•]\s+", "", s.strip(" …").strip())
                     if s.endswith("…") or not _good_sentence(s):
                         continue
                     candidates.append(Candidate(s, sid, rank, heading))
                 rank += 1
         seen: set[str] = set()
         unique = [c for c in candidates if not (c.text in seen or seen.add(c.text))]
-        query = " ".join([objective] + list(delegation.get("queries") or []))
+        focus = re.sub(r"\(part of:.*\)$", "", _FACETS.sub("", objective))
+        query = " ".join([focus] + list(delegation.get("queries") or []))
         chosen = rank_sentences(query, unique, MAX_CLAIMS)
         wanted = content_terms(re.sub(r"\(part of:.*\)|\(gap\)|Answer directly:|Mechanism and details behind:|"
                                       r"Exceptions, errors, caveats and examples related to:", " ", objective))

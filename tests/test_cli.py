@@ -87,7 +87,7 @@ def test_comparison_question_splits_by_entity(tmp_path: Path, corpus: Path, cach
     run_dir = next((tmp_path / "r").iterdir())
     plan = json.loads((run_dir / "plan.v1.json").read_text())
     assert plan["query_type"] == "breadth_first"
-    assert [t["objective"].split(":")[0] for t in plan["tasks"]] == ["lists", "tuples"]
+    assert [t["objective"].split(" (part of")[0] for t in plan["tasks"]] == ["lists", "tuples"]
     assert "mutable sequences" in proc.stdout and "immutable sequences" in proc.stdout
 
 

@@ -35,8 +35,9 @@ SEARCH_DESCRIPTION = (
 )
 READ_DESCRIPTION = (
     "Read one corpus passage in full, by a passage_id that search_corpus returned, together with "
-    "the text just before and after it in the same document. Use it to verify a snippet and to get "
-    "the exact wording you will cite (cite the returned source_id)."
+    "the passages just before and after it in the same document (each with its own source_id). Use "
+    "it to verify a snippet and to get the exact wording you will cite (cite the source_id of the "
+    "passage the wording comes from)."
 )
 
 
@@ -79,19 +80,30 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
         except CorpusError as e:
             raise ToolError(str(e)) from None
         p = got.passage
+        source_id = _register(ctx, p, p.text)
         return untrusted(
             "corpus passage",
             {
-                "source_id": _register(ctx, p, p.text),
+                "source_id": source_id,
                 "passage_id": p.passage_id,
                 "title": p.title,
                 "heading": p.heading,
                 "path": p.path,
                 "text": p.text,
-                "context_before": got.context_before,
-                "context_after": got.context_after,
+                "context_before": _neighbour(ctx, p.passage_id, -1) if got.context_before else None,
+                "context_after": _neighbour(ctx, p.passage_id, +1) if got.context_after else None,
             },
         )
+
+    def _neighbour(ctx: ToolContext, passage_id: str, step: int) -> dict[str, Any] | None:
+        """The chunk before/after, registered as a source of its own so it can be cited precisely."""
+        base, _, n = passage_id.rpartition("#")
+        try:
+            q = corpus.read(f"{base}#{int(n) + step}", context=0).passage
+        except (CorpusError, ValueError):
+            return None
+        return {"source_id": _register(ctx, q, q.text), "passage_id": q.passage_id, "heading": q.heading,
+                "text": q.text}
 
     return [
         Tool("search_corpus", SEARCH_DESCRIPTION, SearchCorpusArgs, search_corpus),
