@@ -116,3 +116,23 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, corpus: Pa
     assert len(lines) == 1 and lines[0].startswith("research: error:") and message in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_extractive_lead_starts_a_gap_round_for_an_unanswered_part(tmp_path: Path, corpus: Path, cache_env: Path) -> None:
+    proc = run_cli("run", "Compare lists and dictionaries", "--corpus", str(corpus), "--runs-dir", str(tmp_path / "r"),
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = next((tmp_path / "r").iterdir())
+    v2 = json.loads((run_dir / "plan.v2.json").read_text())
+    assert v2["rationale"].startswith("gap round:") and "dictionaries" in v2["rationale"]
+    assert all(t["agent_id"].startswith("r2-") for t in v2["tasks"])
+    assert any("dictionaries" in t["objective"] for t in v2["tasks"])
+    assert not (run_dir / "plan.v3.json").exists()
+    m = json.loads((run_dir / "manifest.json").read_text())
+    assert m["plans"] == ["plan.v1.json", "plan.v2.json"]
+    assert "## What is missing" in proc.stdout  # the part the corpus cannot answer is named
+
+    one = run_cli("run", "Compare lists and dictionaries", "--corpus", str(corpus), "--runs-dir", str(tmp_path / "r1"),
+                  "--max-rounds", "1", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert not (next((tmp_path / "r1").iterdir()) / "plan.v2.json").exists()
