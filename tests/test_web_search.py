@@ -127,3 +127,24 @@ async def test_search_deadline(autojump_clock: trio.testing.MockClock) -> None:
     finally:
         async_block.set()
     assert r.is_error and "timed out after 3s" in r.content
+
+
+async def test_default_backend_constructs_and_calls_ddgs_in_a_worker_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real adapter code path (`ddgs_backend`) with DDGS replaced by a recorded stand-in."""
+    import ddgs
+
+    seen: list[tuple[str, Any]] = []
+
+    class RecordedDDGS:
+        def __init__(self, timeout: int | None = 5, **kw: Any) -> None:
+            seen.append(("init", (threading.current_thread() is threading.main_thread(), timeout)))
+
+        def text(self, query: str, **kw: Any) -> list[dict[str, Any]]:
+            seen.append(("text", (threading.current_thread() is threading.main_thread(), query, kw)))
+            return RECORDED[: kw["max_results"]]
+
+    monkeypatch.setattr(ddgs, "DDGS", RecordedDDGS)
+    results = await run_search("tidal locking", 2, backend=None, backend_timeout=7)
+    assert [r.url for r in results] == ["https://en.wikipedia.org/wiki/Tidal_locking",
+                                        "https://science.example.org/moon-face"]
+    assert seen == [("init", (False, 7)), ("text", (False, "tidal locking", {"max_results": 2}))]
