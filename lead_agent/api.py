@@ -16,12 +16,16 @@ from typing import Any, Callable, Sequence
 
 import trio
 
-from subagents.model import Model
+from subagents.model import Model, Usage
 from subagents.prompting import PromptError, PromptSet
-from subagents.providers import ModelConfigError, ProviderSettings, resolve_model
+from subagents.pricing import add_costs, cost
+from subagents.providers import (DEFAULT_LEAD_MODEL, DEFAULT_SUBAGENT_MODEL, ModelConfigError, ProviderSettings,
+                                 default_models, resolve_model)
+from subagents.tokens import condense_messages
 from subagents.sources import SourceRegistry
 from subagents.tools import Tool, Toolbox
 
+from .config import ConfigError, load_settings
 from .orchestrator import Lead, LeadError, RunSettings, RunState, finish_report, usage_summary, write_sources
 from .rundir import RunDir, new_run_id, now_iso
 
@@ -55,14 +59,38 @@ class ResearchConfig:
     provider: ProviderSettings = field(default_factory=ProviderSettings)
     extra_tools: Sequence[Tool] = ()
     cache_dir: Path | None = None
+    web: bool = False
+    web_cache: str | None = None  # read-through (default), record, replay, off
+    allow_private_network: bool | None = None
+    web_config: Any = None  # a subagents.web.WebConfig; overrides the two options above (tests)
+    estimate: bool = False  # plan and estimate the cost; run no subagents
+    context_window: int | None = None  # tokens; default 200k for language models
+    use_config_file: bool = True
 
 
-def default_model_names() -> tuple[str, str]:
-    try:
-        from subagents.providers import default_models  # added with the Claude adapter
-    except ImportError:
-        return "extractive", "extractive"
-    return default_models(os.environ)
+def model_names(cfg: ResearchConfig, settings: dict[str, Any]) -> tuple[str | Model, str | Model]:
+    """CLI/API value > environment > config file > default (Claude with a key, else extractive)."""
+    lead = cfg.lead_model or settings.get("lead_model")
+    sub = cfg.subagent_model or settings.get("subagent_model")
+    provider = cfg.provider.provider
+    if provider == "openai":
+        if not lead:
+            raise UsageError("--provider openai needs --lead-model (the model name the endpoint serves)")
+        return lead, sub or lead
+    if provider == "anthropic":
+        return lead or DEFAULT_LEAD_MODEL, sub or DEFAULT_SUBAGENT_MODEL
+    default_lead, default_sub = default_models(os.environ)
+    return lead or default_lead, sub or default_sub
+
+
+def _provider_settings(cfg: ResearchConfig, settings: dict[str, Any]) -> ProviderSettings:
+    p = cfg.provider
+    extra = dict(p.extra)
+    for key in ("requests_per_minute", "tokens_per_minute", "timeout", "max_retries"):
+        if key in settings:
+            extra.setdefault(key, settings[key])
+    return ProviderSettings(provider=p.provider or settings.get("provider"), base_url=p.base_url or settings.get("base_url"),
+                            api_key=p.api_key, extra=extra)
 
 
 def _model(spec: str | Model, settings: ProviderSettings, shared: dict[str, Any]) -> Model:
@@ -114,6 +142,36 @@ def _open_corpus(cfg: ResearchConfig, progress: Callable[[str], None]) -> tuple[
     return corpus, make_corpus_tools(corpus)
 
 
+def _web_tools(cfg: ResearchConfig, settings: dict[str, Any]) -> list[Tool]:
+    if not cfg.web:
+        return []
+    from subagents.web import CACHE_MODES, WebConfig, make_web_tools
+
+    config = cfg.web_config
+    if config is None:
+        mode = cfg.web_cache or settings.get("cache") or "read-through"
+        if mode not in CACHE_MODES:
+            raise UsageError(f"unknown cache mode {mode!r} (known: {', '.join(CACHE_MODES)})")
+        allow = cfg.allow_private_network if cfg.allow_private_network is not None else \
+            bool(settings.get("allow_private_network", False))
+        config = WebConfig(allow_private_network=allow, cache_mode=mode)
+    return make_web_tools(config)
+
+
+def _context_hook(model: Model, window: int) -> Any:
+    if not model.is_language_model:
+        return None
+    budget = int(window * 0.75)
+    return lambda messages: condense_messages(messages, budget_tokens=budget, keep_last=2, reserved_tokens=3000)
+
+
+def _with_costs(calls: list[dict[str, Any]]) -> float | None:
+    """Add cost_usd to each call record; return their sum (None if any price is unknown)."""
+    for c in calls:
+        c["cost_usd"] = cost(Usage(**c["usage"]), c["model"])
+    return add_costs(*(c["cost_usd"] for c in calls))
+
+
 async def research(question: str, *, progress: Callable[[str], None] | None = None,
                    on_start: Callable[[Path], None] | None = None, **options: Any) -> ResearchResult:
     """Run one research. Options are the fields of ResearchConfig. Raises UsageError for bad input
@@ -125,14 +183,20 @@ async def research(question: str, *, progress: Callable[[str], None] | None = No
         prompts = PromptSet(cfg.prompts)
     except PromptError as e:
         raise UsageError(str(e)) from None
-    lead_default, sub_default = default_model_names()
+    try:
+        settings = load_settings() if cfg.use_config_file else {}
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    cfg.provider = _provider_settings(cfg, settings)
+    lead_name, sub_name = model_names(cfg, settings)
     shared: dict[str, Any] = {}
-    lead_model = _model(cfg.lead_model or lead_default, cfg.provider, shared)
-    sub_model = _model(cfg.subagent_model or sub_default, cfg.provider, shared)
+    lead_model = _model(lead_name, cfg.provider, shared)
+    sub_model = _model(sub_name, cfg.provider, shared)
+    web_tools = _web_tools(cfg, settings)
     corpus, tools = _open_corpus(cfg, say)
-    tools = tools + list(cfg.extra_tools)
+    tools = tools + web_tools + list(cfg.extra_tools)
     if not tools:
-        raise UsageError("no sources to research: give --corpus PATH (or --web)")
+        raise UsageError("no sources to research: give --corpus PATH and/or --web")
     toolbox = Toolbox(tools)
 
     run = RunDir(Path(cfg.runs_dir), new_run_id(cfg.question))
@@ -142,14 +206,16 @@ async def research(question: str, *, progress: Callable[[str], None] | None = No
         raise UsageError(f"cannot create the run directory under {cfg.runs_dir}: {e}") from None
     sources = SourceRegistry()
     state = RunState()
-    settings = RunSettings(question=cfg.question.strip(), max_subagents=cfg.max_subagents,
-                           max_rounds=cfg.max_rounds, concurrency=cfg.concurrency)
+    run_settings = RunSettings(question=cfg.question.strip(), max_subagents=cfg.max_subagents,
+                               max_rounds=cfg.max_rounds, concurrency=cfg.concurrency)
     started_wall, started = now_iso(), time.monotonic()
     manifest: dict[str, Any] = {
-        "run_id": run.run_id, "question": settings.question, "status": "running", "created_at": started_wall,
-        "options": {"corpus": [str(Path(c).resolve()) for c in cfg.corpus], "max_subagents": cfg.max_subagents,
+        "run_id": run.run_id, "question": run_settings.question, "status": "running", "created_at": started_wall,
+        "options": {"corpus": [str(Path(c).resolve()) for c in cfg.corpus], "web": cfg.web,
+                    "estimate": cfg.estimate, "max_subagents": cfg.max_subagents,
                     "max_rounds": cfg.max_rounds, "concurrency": cfg.concurrency, "prompts": cfg.prompts,
                     "tools": toolbox.names()},
+        "config_file": settings.get("_path"),
         "models": {"lead": lead_model.name, "subagent": sub_model.name,
                    "language_model_used": lead_model.is_language_model or sub_model.is_language_model},
         "prompts": {"variant": cfg.prompts, "files": {}},
@@ -161,12 +227,16 @@ async def research(question: str, *, progress: Callable[[str], None] | None = No
             manifest["status"] = status
         manifest["prompts"]["files"] = prompts.manifest()
         manifest["plans"] = [f"plan.v{p['version']}.json" for p in state.plans]
-        manifest["agents"] = [{"agent_id": "lead", "role": "lead", "parent_id": None, "status": manifest["status"],
-                               "usage": state.lead_usage.to_dict(), "calls": state.lead_calls,
-                               "transcript": "agents/lead.jsonl"}] + [
+        agents = [{"agent_id": "lead", "role": "lead", "parent_id": None, "status": manifest["status"],
+                   "model": lead_model.name, "usage": state.lead_usage.to_dict(), "calls": state.lead_calls,
+                   "transcript": "agents/lead.jsonl"}] + [
             {**r.to_dict(), "role": "subagent", "parent_id": "lead", "round": rnd,
              "transcript": f"agents/{r.agent_id}.jsonl"} for rnd, r in state.results]
+        for a in agents:
+            a["cost_usd"] = _with_costs(a["calls"])
+        manifest["agents"] = agents
         manifest["usage"] = usage_summary(state)
+        manifest["cost_usd"] = add_costs(*(a["cost_usd"] for a in agents))
         manifest["timings"] = {"started_at": started_wall, "seconds": round(time.monotonic() - started, 3),
                                "rounds": state.rounds}
         manifest["sources"] = len(sources)
@@ -180,11 +250,18 @@ async def research(question: str, *, progress: Callable[[str], None] | None = No
     if on_start is not None:
         on_start(run.path)
     say(f"run {run.run_id}: lead={lead_model.name} subagent={sub_model.name}")
-    lead = Lead(settings=settings, run=run, lead_model=lead_model, subagent_model=sub_model, toolbox=toolbox,
-                sources=sources, prompts=prompts, state=state, progress=say, on_round=save)
+    lead = Lead(settings=run_settings, run=run, lead_model=lead_model, subagent_model=sub_model, toolbox=toolbox,
+                sources=sources, prompts=prompts, state=state, progress=say, on_round=save, estimate=cfg.estimate,
+                context_hook=_context_hook(sub_model, cfg.context_window or int(settings.get("context_window", 200_000))))
     try:
         draft = await lead.run_lead()
-        report, check = finish_report(draft, question=settings.question, state=state, sources=sources,
+        if cfg.estimate:
+            from .estimate import render_estimate
+
+            text = render_estimate(lead.estimated or {})
+            save("estimated", finished_at=now_iso(), estimate=lead.estimated)
+            return ResearchResult(text, run.path, manifest)
+        report, check = finish_report(draft, question=run_settings.question, state=state, sources=sources,
                                       lead_model=lead_model, subagent_model=sub_model)
         state.citation = check
         run.write_report(report)

@@ -43,6 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--subagent-model", metavar="NAME", help="model of the subagents")
     run.add_argument("--provider", metavar="NAME", help="model provider: extractive, anthropic, openai")
     run.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible endpoints, proxies)")
+    run.add_argument("--web", action="store_true", help="give subagents web search (DuckDuckGo) and page fetch")
+    run.add_argument("--cache", choices=["read-through", "record", "replay", "off"], default=None,
+                     help="web cache: read-through with a TTL (default), record, replay (recorded results only), off")
+    run.add_argument("--allow-private-network", action="store_true", default=None,
+                     help="let fetch_page reach loopback/private/link-local addresses (intranet use)")
+    run.add_argument("--estimate", action="store_true", help="write the plan and a cost estimate; run no subagents")
+    run.add_argument("--requests-per-minute", type=float, metavar="N", help="model requests per minute, all agents")
+    run.add_argument("--tokens-per-minute", type=float, metavar="N", help="model tokens per minute, all agents")
     run.add_argument("--prompts", default="default", metavar="NAME", help="prompt variant in prompts/ (default: default)")
     run.add_argument("--cache-dir", type=Path, metavar="DIR", help="index cache (default: ~/.cache/research-agents)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
@@ -73,7 +81,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         corpus=[Path(c) for c in args.corpus], runs_dir=Path(args.runs_dir), max_subagents=args.max_subagents,
         max_rounds=args.max_rounds, concurrency=args.concurrency, lead_model=args.lead_model,
         subagent_model=args.subagent_model, prompts=args.prompts, cache_dir=args.cache_dir,
-        provider=ProviderSettings(provider=args.provider, base_url=args.base_url),
+        provider=ProviderSettings(provider=args.provider, base_url=args.base_url, extra={
+            k: v for k, v in (("requests_per_minute", args.requests_per_minute),
+                              ("tokens_per_minute", args.tokens_per_minute)) if v is not None}),
+        web=args.web, web_cache=args.cache, allow_private_network=args.allow_private_network, estimate=args.estimate,
     )
     try:
         result = trio.run(lambda: research(args.question, progress=progress,
@@ -95,6 +106,9 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_INTERRUPTED
     print(result.report)
+    if result.status == "estimated":
+        print(f"Plan and estimate saved to {result.run_dir}/ (plan.v1.json, manifest.json); no subagents were run")
+        return 0
     check = result.manifest.get("citation_check", {})
     print(f"Run saved to {result.run_dir}/ (report.md, manifest.json, {len(result.manifest['agents'])} transcripts; "
           f"citations {check.get('supported', 0)}/{check.get('markers', 0)} supported)")

@@ -72,7 +72,7 @@ class Lead:
     def __init__(self, *, settings: RunSettings, run: RunDir, lead_model: Model, subagent_model: Model,
                  toolbox: Toolbox, sources: SourceRegistry, prompts: PromptSet, state: RunState,
                  progress: Progress, context_hook: ContextHook | None = None,
-                 on_round: Callable[[], None] = lambda: None) -> None:
+                 on_round: Callable[[], None] = lambda: None, estimate: bool = False) -> None:
         self.s = settings
         self.run = run
         self.lead_model = lead_model
@@ -84,6 +84,8 @@ class Lead:
         self.progress = progress
         self.context_hook = context_hook
         self.on_round = on_round
+        self.estimate = estimate
+        self.estimated: dict[str, Any] | None = None
 
     def tool_catalogue(self) -> str:
         return "\n".join(f"- {spec.name}: {spec.description}" for spec in self.toolbox.specs())
@@ -101,6 +103,9 @@ class Lead:
                   "tasks": [{"agent_id": a, **t.model_dump()} for a, t in zip(agent_ids, plan.tasks)]}
         self.state.plans.append(record)
         self.run.write_plan(round_no, record)
+        if self.estimate:
+            self.estimated = self.make_estimate(plan, agent_ids)
+            return "Estimate recorded: no subagents were run. Stop now; no report is needed."
         self.progress(f"round {round_no}: {len(plan.tasks)} subagent(s) [{plan.query_type}] — {plan.rationale}")
         results = await self.run_round(round_no, list(zip(agent_ids, plan.tasks)))
         self.on_round()
@@ -108,6 +113,20 @@ class Lead:
         return self.prompts.render(
             "lead_findings", round=round_no, rounds_left=rounds_left,
             findings_json=json.dumps(findings_for_lead(results, self.sources), indent=1, ensure_ascii=False),
+        )
+
+    def make_estimate(self, plan: Plan, agent_ids: list[str]) -> dict[str, Any]:
+        from subagents.tokens import estimate_tokens
+
+        from .estimate import estimate_plan
+
+        specs = [vars(spec) for spec in self.toolbox.specs()]
+        lead_prefix = estimate_tokens(self.prompts.render("lead_system", max_subagents=self.s.max_subagents,
+                                                          max_rounds=self.s.max_rounds, tools=self.tool_catalogue()))
+        return estimate_plan(
+            plan, agent_ids=agent_ids, subagent_system=self.prompts.render("subagent_system", tools="…"),
+            tool_schema_json=json.dumps(specs), lead_prefix_tokens=lead_prefix,
+            lead_model=self.lead_model.name, subagent_model=self.subagent_model.name,
         )
 
     async def run_round(self, round_no: int, tasks: list[tuple[str, Delegation]]) -> list[SubagentResult]:
@@ -155,9 +174,15 @@ class Lead:
                 ctx=ToolContext(agent_id=LEAD_ID, sources=self.sources), transcript=transcript,
                 limits=Limits(max_turns=self.s.lead_max_turns), max_tokens=self.s.lead_max_tokens,
                 metadata={"agent_id": LEAD_ID, "role": "lead", "stream": True},
+                is_done=lambda: self.estimated is not None,
             )
         finally:
             self.state.lead_usage, self.state.lead_calls = state.usage, state.calls
+        if self.estimate:
+            transcript.event("agent_end", {"status": "estimated", "stop": state.stop, "usage": state.usage.to_dict()})
+            if self.estimated is None:
+                raise LeadError("the lead made no plan to estimate")
+            return ""
         draft = state.final_text.strip()
         if state.stop not in ("end_turn", "stop_sequence") or not draft:
             raise LeadError(f"the lead stopped without a report (stop: {state.stop or 'none'})")

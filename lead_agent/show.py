@@ -24,6 +24,11 @@ def _usage(u: dict[str, int] | None) -> str:
     return s
 
 
+def _cost(d: dict[str, Any]) -> str:
+    v = d.get("cost_usd")
+    return f"${v:.4f}" if isinstance(v, (int, float)) else "unknown"
+
+
 def render_run(path: Path) -> str:
     m = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     out = [f"Run {m['run_id']}  [{m['status']}]", f"Question: {m['question']}"]
@@ -31,8 +36,12 @@ def render_run(path: Path) -> str:
     out.append(f"Models: lead={models.get('lead')} subagent={models.get('subagent')}"
                + ("" if models.get("language_model_used", True) else "  (no language model used)"))
     t = m.get("timings", {})
-    out.append(f"Started {t.get('started_at')}, {t.get('seconds', 0):.2f}s; usage {_usage(m.get('usage'))}"
-               + (f"; cost ${m['cost_usd']:.4f}" if isinstance(m.get("cost_usd"), (int, float)) else ""))
+    out.append(f"Started {t.get('started_at')}, {t.get('seconds', 0):.2f}s; usage {_usage(m.get('usage'))}; "
+               f"cost {_cost(m)}")
+    if m.get("estimate"):
+        from .estimate import render_estimate
+
+        out.append(render_estimate(m["estimate"]))
     if m.get("error"):
         out.append(f"Error: {m['error']}")
     for name in m.get("plans", []):
@@ -47,7 +56,7 @@ def render_run(path: Path) -> str:
     for a in m.get("agents", []):
         timing = f"{a['started']:.2f}-{a['ended']:.2f}s" if "started" in a else ""
         out.append(f"  {a['agent_id']:<10} {a.get('status', '?'):<11} {timing:<14} tool calls {a.get('tool_calls', '-')}, "
-                   f"usage {_usage(a.get('usage'))}" + (f"  ERROR {a['error']}" if a.get("error") else ""))
+                   f"usage {_usage(a.get('usage'))}, cost {_cost(a)}" + (f"  ERROR {a['error']}" if a.get("error") else ""))
         tpath = path / a.get("transcript", f"agents/{a['agent_id']}.jsonl")
         if not tpath.is_file():
             continue

@@ -112,7 +112,7 @@ def resolve_model(name: str, settings: ProviderSettings | None = None, shared: d
         key = settings.api_key or os.environ.get(ANTHROPIC_KEY_ENV)
         if not key:
             raise ModelConfigError(
-                f"{ANTHROPIC_KEY_ENV} is not set: export it to use {name!r}, or run offline with --model extractive"
+                f"{ANTHROPIC_KEY_ENV} is not set: export it to use {name!r}, or run offline with --lead-model extractive --subagent-model extractive"
             )
         base_url = settings.base_url or os.environ.get(ANTHROPIC_URL_ENV) or None
         if base_url:
