@@ -6,6 +6,7 @@ the model can read and act on; a tool never crashes its agent.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable
 
@@ -107,4 +108,8 @@ def untrusted(label: str, payload: Any) -> str:
     never to obey; tools and boundaries are fixed in code, whatever the material says.
     """
     body = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, indent=1)
+    body = _MARKER.sub(lambda m: "‹" + m.group(0)[1:], body)  # material cannot close (or open) the wrapper
     return f"<retrieved_material source=\"{label}\">\n{body}\n</retrieved_material>"
+
+
+_MARKER = re.compile(r"</?\s*retrieved_material", re.I)
