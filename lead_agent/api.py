@@ -281,6 +281,10 @@ async def research(question: str, *, progress: Callable[[str], None] | None = No
         run.close()
         if corpus is not None:
             corpus.close()
+        with trio.CancelScope(shield=True):
+            for m in {id(lead_model): lead_model, id(sub_model): sub_model}.values():
+                if callable(getattr(m, "aclose", None)):
+                    await m.aclose()  # connection pools of provider adapters
 
 
 class RunFailed(RuntimeError):
