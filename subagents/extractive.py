@@ -313,15 +313,16 @@ class ExtractiveModel:
         calls = _uses(msgs)
         budget = int(delegation.get("budget", {}).get("max_tool_calls", 8))
         used = len(calls)
-        search_tool = next((t for t in SEARCH_TOOLS if t in allowed), None)
+        search_tools = [t for t in SEARCH_TOOLS if t in allowed]  # corpus and web both, when given both
         searches = [(u, r) for u, r in calls if u.name in SEARCH_TOOLS]
         reads = [(u, r) for u, r in calls if u.name in READ_TOOLS]
         n = len(msgs)
-        if request.tool_choice not in ("submit_findings",) and search_tool and not searches and used < budget:
+        if request.tool_choice not in ("submit_findings",) and search_tools and not searches and used < budget:
             queries = list(dict.fromkeys(delegation.get("queries") or [])) or [_key_phrase(objective), objective]
             queries = list(dict.fromkeys(q for q in queries if content_terms(q)))[: min(MAX_QUERIES, budget - 1)]
-            return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_{i}", search_tool, {"query": q, "k": 8})
-                             for i, q in enumerate(queries or [objective])], "tool_use")
+            pairs = [(t, q) for q in (queries or [objective]) for t in search_tools][: max(1, budget - 1)]
+            return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_{i}", t, {"query": q, "k": 8})
+                             for i, (t, q) in enumerate(pairs)], "tool_use")
         if request.tool_choice not in ("submit_findings",) and searches and not reads and used < budget:
             picks = self._pick_reads(searches, allowed, min(MAX_READS, budget - used))
             if picks:
