@@ -201,7 +201,7 @@ def finish_report(draft: str, *, question: str, state: RunState, sources: Source
     header = []
     if not (lead_model.is_language_model or subagent_model.is_language_model):
         header.append("> **No language model was used.** This report was assembled offline by the extractive "
-                      "model: sentences retrieved from the corpus, ranked and quoted with their sources.\n")
+                      "model: retrieved sentences, ranked and quoted with their sources.\n")
     gaps = [(rnd, r) for rnd, r in state.results if r.status != "ok"]
     tail = []
     if gaps:

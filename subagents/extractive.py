@@ -288,7 +288,7 @@ class ExtractiveModel:
         if top:
             lines += [f"{c.text} [{', '.join(c.source_id.split(','))}]" for c in top]
         else:
-            lines.append("The corpus did not yield passages that answer this question.")
+            lines.append("The retrieved sources did not yield passages that answer this question.")
         shown = {c.text for c in top}
         lines += ["", "## Findings"]
         open_qs: list[str] = []
