@@ -187,6 +187,9 @@ class FakeHTTPServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out in separate writes: with Nagle on, the body waits for the client's
+    # delayed ACK (~40 ms per request on loopback), which would distort every timing measured here
+    disable_nagle_algorithm = True
     fake: FakeHTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
