@@ -76,6 +76,12 @@ class HandlerFailed(Exception):
     """The test's handler raised; the client gets a 400 naming the error."""
 
 
+class _Server(ThreadingHTTPServer):
+    # Many agents connect at once: with the default listen backlog of 5 the kernel drops the
+    # surplus SYNs and those clients retry only after 1 s.
+    request_queue_size = 128
+
+
 class FakeHTTPServer:
     """Threaded HTTP/1.1 server on 127.0.0.1:0; subclasses implement `answer`."""
 
@@ -99,7 +105,7 @@ class FakeHTTPServer:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._ids = itertools.count(1)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name=type(self).__name__, daemon=True
