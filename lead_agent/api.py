@@ -7,6 +7,7 @@ completed, failed or interrupted.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -21,7 +22,7 @@ from subagents.prompting import PromptError, PromptSet
 from subagents.pricing import add_costs, cost
 from subagents.providers import (DEFAULT_LEAD_MODEL, DEFAULT_SUBAGENT_MODEL, ModelConfigError, ProviderSettings,
                                  default_models, resolve_model)
-from subagents.tokens import condense_messages
+from subagents.tokens import condense_messages, estimate_tokens
 from subagents.sources import SourceRegistry
 from subagents.tools import Tool, Toolbox
 
@@ -162,7 +163,12 @@ def _context_hook(model: Model, window: int) -> Any:
     if not model.is_language_model:
         return None
     budget = int(window * 0.75)
-    return lambda messages: condense_messages(messages, budget_tokens=budget, keep_last=2, reserved_tokens=3000)
+
+    def hook(messages: list[Any], system: str, specs: list[Any]) -> Any:
+        reserved = estimate_tokens(system) + estimate_tokens(json.dumps([vars(s) for s in specs]))
+        return condense_messages(messages, budget_tokens=budget, keep_last=2, reserved_tokens=reserved)
+
+    return hook
 
 
 def _with_costs(calls: list[dict[str, Any]]) -> float | None:

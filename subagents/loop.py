@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 import trio
 
-from .model import Message, Model, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from .model import (Message, Model, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock,
+                    Usage)
 from .tools import ToolContext, Toolbox
 from .transcript import Transcript
 
@@ -41,7 +42,8 @@ class LoopState:
 
 
 # A hook that may rewrite the conversation before each call (context budget); returns notes.
-ContextHook = Callable[[list[Message]], tuple[list[Message], list[str]]]
+# It receives the messages, the system prompt and the tool specs (which also take up the window).
+ContextHook = Callable[[list[Message], str, list[ToolSpec]], tuple[list[Message], list[str]]]
 
 
 async def call_model(model: Model, request: ModelRequest, transcript: Transcript, state: LoopState) -> ModelResponse:
@@ -138,7 +140,7 @@ async def agent_loop(
             state.stop = "tool_budget"
             return state
         if context_hook is not None:
-            new_messages, notes = context_hook(state.messages)
+            new_messages, notes = context_hook(state.messages, system, specs)
             if notes:
                 state.messages = new_messages
                 transcript.event("context_condensed", {"notes": notes})

@@ -83,3 +83,16 @@ def test_source_registry_ids_are_stable_and_text_grows() -> None:
     assert (a.id, b.id, again.id) == ("S1", "S2", "S1")
     assert "full text" in reg.get("S1").text and reg.get("S1").retrieved_by == ["x", "y"]
     assert json.loads(json.dumps(reg.to_json()))[0]["id"] == "S1"
+
+
+def test_context_hook_reserves_what_system_and_tools_really_take() -> None:
+    from lead_agent.api import _context_hook
+    from subagents.model import Message, TextBlock, ToolSpec
+    from subagents.scripted import ScriptedModel
+
+    hook = _context_hook(ScriptedModel(), window=3000)  # budget 2250 tokens
+    spec = ToolSpec("search", "Search.", {"type": "object", "properties": {"q": {"type": "string"}}})
+    msgs = [Message("user", [TextBlock("A short task.")])]
+    assert hook(msgs, "You are a subagent.", [spec]) == (msgs, [])  # small prompt: nothing to condense
+    _, notes = hook(msgs, "word " * 3000, [spec])  # a system prompt alone over the budget is reported
+    assert notes and "budget" in notes[-1]
