@@ -31,6 +31,10 @@ class Plan(BaseModel):
 def plan_problems(plan: Plan, *, tool_names: list[str], max_subagents: int) -> list[str]:
     """Policy checks beyond the schema. Empty list: the plan may run."""
     problems = []
+    most = EFFORT[plan.query_type][1]
+    if len(plan.tasks) > most and len(plan.tasks) <= max_subagents:
+        problems.append(f"a {plan.query_type} question gets at most {most} subagent(s), not {len(plan.tasks)}; "
+                        "merge tasks or classify the question differently")
     if len(plan.tasks) > max_subagents:
         problems.append(f"{len(plan.tasks)} tasks exceed the limit of {max_subagents} subagents; merge or drop some")
     known = set(tool_names)

@@ -119,7 +119,7 @@ def plan_tasks(question: str, tools: list[str], max_tasks: int) -> dict[str, Any
     tasks: list[dict[str, Any]] = []
     if qtype == "breadth_first":
         aspect_terms = _key_phrase(aspect, 4) if aspect else ""
-        for part in parts[:max_tasks]:
+        for part in parts[:min(max_tasks, 8)]:
             others = [p for p in parts if p != part]
             tasks.append({
                 "objective": f"{part}: {aspect} (part of: {question})" if aspect else f"{part} (part of: {question})",
@@ -134,7 +134,7 @@ def plan_tasks(question: str, tools: list[str], max_tasks: int) -> dict[str, Any
             (f"Exceptions, errors, caveats and examples related to: {question}",
              [f"{_key_phrase(question, 3)} error exception", f"{_key_phrase(question, 3)} example"]),
         ]
-        for obj, queries in facets[:max(1, max_tasks)]:
+        for obj, queries in facets[:max(1, min(max_tasks, 4))]:
             tasks.append({"objective": obj, "queries": queries})
         rationale = "one topic that needs several angles: the direct answer, the mechanism, the caveats"
     else:

@@ -99,6 +99,19 @@ async def test_too_many_tasks_rejected_with_the_limit(tmp_path: Path) -> None:
     assert not (result.run_dir / "plan.v1.json").exists() and result.manifest["plans"] == []
 
 
+async def test_effort_follows_the_query_type(tmp_path: Path) -> None:
+    lead = ScriptedModel([
+        tool_call("delegate", plan(task("alpha topic"), task("beta topic"), qtype="straightforward")),
+        tool_call("delegate", plan(task("alpha topic"), qtype="straightforward")),
+        lead_report_from_findings,
+    ])
+    sub = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit])
+    result = await run(tmp_path, lead, sub)
+    err = lead.calls[1].messages[-1].content[0]
+    assert err.is_error and "straightforward question gets at most 1 subagent(s), not 2" in err.content
+    assert len(json.loads((result.run_dir / "plan.v1.json").read_text())["tasks"]) == 1
+
+
 async def test_tool_outside_allow_list_is_refused_in_code(tmp_path: Path) -> None:
     calls: list[str] = []
     lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup", tools=["search_notes"]))), text("# done")])
