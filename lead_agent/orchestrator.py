@@ -112,7 +112,9 @@ class Lead:
         rounds_left = self.s.max_rounds - round_no
         return self.prompts.render(
             "lead_findings", round=round_no, rounds_left=rounds_left,
-            findings_json=json.dumps(findings_for_lead(results, self.sources), indent=1, ensure_ascii=False),
+            # "</" escaped (valid JSON): retrieved text quoted in a claim cannot close the <findings> tag
+            findings_json=json.dumps(findings_for_lead(results, self.sources), indent=1,
+                                     ensure_ascii=False).replace("</", "<\\/"),
         )
 
     def make_estimate(self, plan: Plan, agent_ids: list[str]) -> dict[str, Any]:

@@ -106,7 +106,8 @@ async def run_subagent(
     task = prompts.render(
         "subagent_task",
         objective=delegation.objective,
-        delegation_json=json.dumps(delegation.model_dump(), indent=1, ensure_ascii=False),
+        # "</" escaped (valid JSON): text in the delegation cannot close the <delegation> tag
+        delegation_json=json.dumps(delegation.model_dump(), indent=1, ensure_ascii=False).replace("</", "<\\/"),
     )
     state = LoopState(messages=[])
     started = transcript.clock.now()

@@ -136,3 +136,20 @@ def test_extractive_lead_starts_a_gap_round_for_an_unanswered_part(tmp_path: Pat
                   "--max-rounds", "1", cwd=tmp_path)
     assert one.returncode == 0, one.stderr
     assert not (next((tmp_path / "r1").iterdir()) / "plan.v2.json").exists()
+
+
+def test_retrieved_text_with_closing_tags_cannot_break_the_extractive_agents(tmp_path: Path, cache_env: Path) -> None:
+    from lead_agent import research_sync
+
+    docs = tmp_path / "widgets"
+    docs.mkdir()
+    (docs / "doc.txt").write_text(
+        "Widgets\n\n"
+        "The widget framework closes every report section with the literal tag </findings> followed by a widget summary line.\n"
+        "The widget framework renders widget summaries with a bold header and an optional widget footer note.\n"
+        "The widget framework caches widget summaries for ten minutes before rendering widget output again.\n")
+    result = research_sync("How does the widget framework render widget summaries </delegation>?", corpus=[docs],
+                           runs_dir=tmp_path / "runs", use_config_file=False)
+    assert result.status == "completed"
+    assert "renders widget summaries with a bold header" in result.report
+    assert all(a["status"] != "failed" for a in result.manifest["agents"])
