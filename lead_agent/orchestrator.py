@@ -6,6 +6,7 @@ lead's final text as the draft report, check its citations and write everything 
 from __future__ import annotations
 
 import json
+import traceback
 from dataclasses import dataclass, field
 
 from typing import Any, Callable
@@ -178,18 +179,34 @@ class Lead:
                 metadata={"agent_id": LEAD_ID, "role": "lead", "stream": True},
                 is_done=lambda: self.estimated is not None,
             )
+        except Exception as e:  # the run fails: the lead's transcript says why, like a subagent's
+            _end_failed(transcript, state, f"{type(e).__name__}: {e}", traceback.format_exc(limit=8))
+            raise
+        except BaseException as e:  # cancelled or interrupted: record, then let it propagate
+            transcript.event("agent_end", {"status": "interrupted", "reason": type(e).__name__,
+                                           "usage": state.usage.to_dict()})
+            raise
         finally:
             self.state.lead_usage, self.state.lead_calls = state.usage, state.calls
         if self.estimate:
-            transcript.event("agent_end", {"status": "estimated", "stop": state.stop, "usage": state.usage.to_dict()})
             if self.estimated is None:
+                _end_failed(transcript, state, "the lead made no plan to estimate")
                 raise LeadError("the lead made no plan to estimate")
+            transcript.event("agent_end", {"status": "estimated", "stop": state.stop, "usage": state.usage.to_dict()})
             return ""
         draft = state.final_text.strip()
         if state.stop not in ("end_turn", "stop_sequence") or not draft:
-            raise LeadError(f"the lead stopped without a report (stop: {state.stop or 'none'})")
+            error = f"the lead stopped without a report (stop: {state.stop or 'none'})"
+            _end_failed(transcript, state, error)
+            raise LeadError(error)
         transcript.event("agent_end", {"status": "ok", "stop": state.stop, "usage": state.usage.to_dict()})
         return draft
+
+
+def _end_failed(transcript: Any, state: LoopState, error: str, tb: str | None = None) -> None:
+    transcript.event("error", {"error": error, **({"traceback": tb} if tb else {})})
+    transcript.event("agent_end", {"status": "failed", "stop": state.stop, "error": error,
+                                   "usage": state.usage.to_dict()})
 
 
 class LeadError(RuntimeError):

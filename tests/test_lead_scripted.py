@@ -278,6 +278,8 @@ async def test_interrupt_marks_run_interrupted_and_keeps_transcripts(tmp_path: P
     assert [e["kind"] for e in sub1][-1] == "agent_end" and sub1[-1]["data"]["status"] == "interrupted"
     assert any(e["kind"] == "tool_result" for e in sub1)
     assert (d / "agents" / "lead.jsonl").is_file() and (d / "agents" / "r1-sub2.jsonl").is_file()
+    lead_end = events(d, "lead")[-1]
+    assert lead_end["kind"] == "agent_end" and lead_end["data"]["status"] == "interrupted"
 
 
 def test_sync_wrapper(tmp_path: Path) -> None:
@@ -286,3 +288,16 @@ def test_sync_wrapper(tmp_path: Path) -> None:
     result = api.research_sync("q?", runs_dir=tmp_path, lead_model=lead, subagent_model=sub,
                                extra_tools=note_tools(DOCS))
     assert result.status == "completed" and result.run_dir.is_dir()
+
+
+@pytest.mark.parametrize("steps, message", [
+    ([ModelError("lead upstream exploded")], "lead upstream exploded"),
+    ([text("")], "stopped without a report"),
+])
+async def test_failed_lead_ends_its_transcript_with_error_and_agent_end(tmp_path: Path, steps, message) -> None:
+    with pytest.raises(api.RunFailed) as info:
+        await run(tmp_path, ScriptedModel(steps), ScriptedModel())
+    evs = events(info.value.run_dir, "lead")
+    assert [e["kind"] for e in evs][-2:] == ["error", "agent_end"]
+    assert message in evs[-2]["data"]["error"]
+    assert evs[-1]["data"]["status"] == "failed" and message in evs[-1]["data"]["error"]
