@@ -99,8 +99,8 @@ def classify(question: str) -> tuple[str, list[str], str]:
     return "straightforward", [], ""
 
 
-_FACETS = re.compile(r"^(?:\(gap\)\s*)?(?:Answer directly|Mechanism and details behind|"
-                     r"Exceptions, errors, caveats and examples related to):\s*")
+_FACETS = re.compile(r"^(?:\(gap\)\s*)?(?:(?:Answer directly|Mechanism and details behind|"
+                     r"Exceptions, errors, caveats and examples related to):\s*)?")  # labels, not topics
 
 
 def _key_phrase(question: str, n: int = 7) -> str:
@@ -318,9 +318,10 @@ class ExtractiveModel:
         reads = [(u, r) for u, r in calls if u.name in READ_TOOLS]
         n = len(msgs)
         if request.tool_choice not in ("submit_findings",) and search_tools and not searches and used < budget:
-            queries = list(dict.fromkeys(delegation.get("queries") or [])) or [_key_phrase(objective), objective]
+            focus = _FACETS.sub("", objective)  # "(gap)" is a label, not a search term
+            queries = list(dict.fromkeys(delegation.get("queries") or [])) or [_key_phrase(focus), focus]
             queries = list(dict.fromkeys(q for q in queries if content_terms(q)))[: min(MAX_QUERIES, budget - 1)]
-            pairs = [(t, q) for q in (queries or [objective]) for t in search_tools][: max(1, budget - 1)]
+            pairs = [(t, q) for q in (queries or [focus]) for t in search_tools][: max(1, budget - 1)]
             return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_{i}", t, {"query": q, "k": 8})
                              for i, (t, q) in enumerate(pairs)], "tool_use")
         if request.tool_choice not in ("submit_findings",) and searches and not reads and used < budget:

@@ -153,3 +153,18 @@ def test_retrieved_text_with_closing_tags_cannot_break_the_extractive_agents(tmp
     assert result.status == "completed"
     assert "renders widget summaries with a bold header" in result.report
     assert all(a["status"] != "failed" for a in result.manifest["agents"])
+
+
+def test_gap_label_is_not_searched_for(tmp_path: Path, cache_env: Path) -> None:
+    from lead_agent import research_sync
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "gap.txt").write_text("To bridge this gap, the module has a new function for transcoding the variables "
+                                  "into native strings and returning a new dictionary.\n")
+    result = research_sync("what is it?", corpus=[docs], runs_dir=tmp_path / "runs", use_config_file=False)
+    queries = [e["data"]["input"]["query"] for a in result.manifest["agents"] if a["agent_id"] != "lead"
+               for e in read_events(result.run_dir / a["transcript"]) if e["kind"] == "tool_call"
+               and e["data"]["name"] == "search_corpus"]
+    assert queries and not any("gap" in q for q in queries)
+    assert "bridge this gap" not in result.report
