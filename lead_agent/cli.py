@@ -124,7 +124,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     except FileNotFoundError as e:
         _err(str(e))
         return EXIT_USAGE
-    print(render_run(path))
+    try:
+        text = render_run(path)
+    except (OSError, ValueError, LookupError, TypeError, AttributeError) as e:  # a corrupt or half-written run
+        _err(f"cannot show run {path}: {type(e).__name__}: {e}")
+        return EXIT_FAILED
+    print(text)
     return 0
 
 

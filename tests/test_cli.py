@@ -168,3 +168,15 @@ def test_gap_label_is_not_searched_for(tmp_path: Path, cache_env: Path) -> None:
                and e["data"]["name"] == "search_corpus"]
     assert queries and not any("gap" in q for q in queries)
     assert "bridge this gap" not in result.report
+
+
+@pytest.mark.parametrize("manifest", ['{"run_id": "x"', "{}", "[]", "\xff"])
+def test_show_of_a_corrupt_run_is_one_line_not_a_traceback(tmp_path: Path, manifest: str) -> None:
+    run_dir = tmp_path / "runs" / "r"
+    (run_dir / "agents").mkdir(parents=True)
+    (run_dir / "manifest.json").write_text(manifest, encoding="latin-1")
+    proc = run_cli("show", str(run_dir), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("research: error: cannot show run"), proc.stderr
