@@ -20,6 +20,8 @@ from subagents.text import content_terms
 SUPPORT_THRESHOLD = 0.5
 MARKER = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+FENCE = re.compile(r"^\s*(```|~~~)")
+CODE_SPAN = re.compile(r"``.+?``|`[^`]+`")  # code is quoted as is: `x[S1]` is not a citation
 
 
 @dataclass
@@ -77,12 +79,24 @@ def check_citations(draft: str, sources: SourceRegistry) -> tuple[str, CitationC
     check = CitationCheck()
     numbers: dict[str, int] = {}
     out_lines: list[str] = []
+    in_fence = False
     for line in draft.splitlines():
-        if not MARKER.search(line):
+        if FENCE.match(line):
+            in_fence = not in_fence
+        spans: list[str] = []
+        masked = CODE_SPAN.sub(lambda m: spans.append(m.group(0)) or f"\x00{len(spans) - 1}\x00", line)
+        if in_fence or FENCE.match(line) or not MARKER.search(masked):
             out_lines.append(line)
             continue
+
+        def unmask(text: str, spans: list[str] = spans) -> str:
+            return re.sub("\x00(\\d+)\x00", lambda m: spans[int(m.group(1))] if int(m.group(1)) < len(spans)
+                          else m.group(0), text)
+
         new_sentences = []
-        for sentence in _sentences(line):
+        for masked_sentence in _sentences(masked):
+            sentence = unmask(masked_sentence)
+
             def replace(m: re.Match[str], sentence: str = sentence) -> str:
                 kept = []
                 for sid in re.split(r"\s*[,;]\s*", m.group(1)):
@@ -104,8 +118,8 @@ def check_citations(draft: str, sources: SourceRegistry) -> tuple[str, CitationC
                     kept.append(f"[{numbers[sid]}]")
                 return "".join(dict.fromkeys(kept))
 
-            new_sentences.append(re.sub(r"\s+([.!?,;:])", r"\1", re.sub(r"[ \t]+(?=\s|$)", "", MARKER.sub(replace, sentence))))
-        out_lines.append(" ".join(s for s in new_sentences if s))
+            new_sentences.append(re.sub(r"\s+([.!?,;:])", r"\1", re.sub(r"[ \t]+(?=\s|$)", "", MARKER.sub(replace, masked_sentence))))
+        out_lines.append(unmask(" ".join(s for s in new_sentences if s)))
     report = "\n".join(out_lines).rstrip() + "\n"
     if numbers:
         refs = ["", "## References", ""]

@@ -53,3 +53,12 @@ def test_support_score_is_lexical_overlap() -> None:
     src = registry().get("S1").text
     assert support_score("remaining tasks in the group are cancelled", src) == 1.0
     assert support_score("Bananas are yellow fruit", src) == 0.0
+
+
+def test_markers_inside_code_are_code_not_citations() -> None:
+    draft = ("Index with `row[S1]` here. The remaining tasks in the group are cancelled [S1].\n"
+             "```\nvalue = table[S2]\n    other = table[S9]\n```\n")
+    report, check = check_citations(draft, registry())
+    assert check.markers == 1 and check.supported == 1 and not check.issues
+    assert "Index with `row[S1]` here. The remaining tasks in the group are cancelled [1]." in report
+    assert "```\nvalue = table[S2]\n    other = table[S9]\n```\n" in report
