@@ -478,3 +478,17 @@ async def test_tool_errors_are_readable(corpus_dir: Path, cache: Path) -> None:
         trav = await box.call(ToolUseBlock("4", "read_passage", {"passage_id": "../../etc/passwd#0"}), allowed, ctx)
         assert trav.is_error and "root:" not in trav.content
         assert len(ctx.sources) == 0
+
+
+def test_unusable_index_cache_is_a_corpus_error_and_a_clobbered_index_is_rebuilt(corpus_dir: Path, tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    with pytest.raises(CorpusError, match="cannot open the index cache"):
+        CorpusIndex.open(corpus_dir, a_file)  # the cache dir is a file
+
+    cache = tmp_path / "cache"
+    db = index_path_for(Path(os.path.realpath(corpus_dir)), cache)
+    db.parent.mkdir(parents=True)
+    db.write_text("not a database" * 100)  # clobbered: it is only a cache
+    with CorpusIndex.open(corpus_dir, cache) as ix:
+        assert ix.update().passages > 0

@@ -114,8 +114,18 @@ class CorpusIndex:
         db_path = index_path_for(real, Path(cache_dir).expanduser() if cache_dir else None)
         if is_inside(os.path.realpath(db_path), str(real)):
             raise CorpusError(f"the index cache {db_path.parent} would be inside the corpus {real}; set RESEARCH_CACHE_DIR")
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        return cls(real, db_path, options or ScanOptions())
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                return cls(real, db_path, options or ScanOptions())
+            except sqlite3.DatabaseError as e:
+                if getattr(e, "sqlite_errorname", "") != "SQLITE_NOTADB":
+                    raise
+            for suffix in ("", "-wal", "-shm"):  # not a database: it is only a cache, rebuild it
+                Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+            return cls(real, db_path, options or ScanOptions())
+        except (OSError, sqlite3.Error) as e:
+            raise CorpusError(f"cannot open the index cache {db_path}: {e}") from None
 
     def _ensure_schema(self) -> None:
         with self._lock:
