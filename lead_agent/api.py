@@ -113,6 +113,8 @@ def _validate(cfg: ResearchConfig) -> None:
     if cfg.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1 (got {cfg.concurrency})")
     for c in cfg.corpus:
+        if isinstance(c, str) and not c.strip():  # Path("") is ".": an unset $DOCS must not index the cwd
+            raise UsageError("corpus path is empty")
         p = Path(c)
         if not p.exists():
             raise UsageError(f"corpus path does not exist: {p}")

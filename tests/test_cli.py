@@ -102,6 +102,7 @@ def test_comparison_question_splits_by_entity(tmp_path: Path, corpus: Path, cach
     (["run", "q?", "--corpus", "{corpus}", "--max-subagents", "many"], "invalid int"),
     (["run", "q?", "--corpus", "{corpus}", "--prompts", "nope"], "unknown prompt variant"),
     (["run", "q?"], "no sources"),
+    (["run", "q?", "--corpus", ""], "corpus path is empty"),
     (["show", "no-such-run"], "no run"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, corpus: Path, cache_env: Path,
