@@ -185,6 +185,8 @@ async def research(question: str, *, progress: Callable[[str], None] | None = No
     """Run one research. Options are the fields of ResearchConfig. Raises UsageError for bad input
     (before anything is written), RunFailed when a started run fails (its directory is kept)."""
     cfg = ResearchConfig(question=question, **options)
+    if isinstance(cfg.corpus, (str, os.PathLike)):  # one path, not a sequence of its characters
+        cfg.corpus = [cfg.corpus]
     say = progress or (lambda msg: None)
     _validate(cfg)
     try:

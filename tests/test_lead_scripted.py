@@ -301,3 +301,16 @@ async def test_failed_lead_ends_its_transcript_with_error_and_agent_end(tmp_path
     assert [e["kind"] for e in evs][-2:] == ["error", "agent_end"]
     assert message in evs[-2]["data"]["error"]
     assert evs[-1]["data"]["status"] == "failed" and message in evs[-1]["data"]["error"]
+
+
+@pytest.mark.parametrize("as_type", [str, Path])
+def test_a_single_corpus_path_is_one_root_not_its_characters(tmp_path: Path, as_type, monkeypatch) -> None:
+    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(tmp_path / "cache"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text(DOCS["taskgroup"] + "\n")
+    lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup", tools=["search_corpus"]))), text("# r")])
+    sub = ScriptedModel([tool_call("search_corpus", {"query": "TaskGroup"}), submit_first_hit])
+    result = api.research_sync("q?", corpus=as_type(docs), runs_dir=tmp_path / "runs", lead_model=lead,
+                               subagent_model=sub, use_config_file=False)
+    assert result.status == "completed" and result.manifest["options"]["corpus"] == [str(docs.resolve())]
