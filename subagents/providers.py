@@ -93,7 +93,11 @@ def _shared_limiter(settings: ProviderSettings, shared: dict[str, Any] | None) -
             return None
         from .ratelimit import RateLimiter
 
-        shared["rate_limiter"] = RateLimiter(rpm, tpm)
+        try:
+            shared["rate_limiter"] = RateLimiter(rpm, tpm)
+        except ValueError:
+            raise ModelConfigError(f"requests_per_minute and tokens_per_minute must be positive "
+                                   f"(got {rpm}, {tpm})") from None
     return shared["rate_limiter"]
 
 
