@@ -60,7 +60,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     if path is not None:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as e:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
             raise ConfigError(f"cannot read config {path}: {e}") from None
         for key, value in data.items():
             if key not in KEYS:

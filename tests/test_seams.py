@@ -96,3 +96,12 @@ def test_context_hook_reserves_what_system_and_tools_really_take() -> None:
     assert hook(msgs, "You are a subagent.", [spec]) == (msgs, [])  # small prompt: nothing to condense
     _, notes = hook(msgs, "word " * 3000, [spec])  # a system prompt alone over the budget is reported
     assert notes and "budget" in notes[-1]
+
+
+def test_config_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    from lead_agent.config import ConfigError, load_settings
+
+    cfg = tmp_path / "research.toml"
+    cfg.write_bytes(b'lead_model = "\xff"\n')
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_settings({"RESEARCH_CONFIG": str(cfg)})
