@@ -135,6 +135,7 @@ class Lead:
     async def run_round(self, round_no: int, tasks: list[tuple[str, Delegation]]) -> list[SubagentResult]:
         limiter = trio.CapacityLimiter(self.s.concurrency)
         results: dict[str, SubagentResult] = {}
+        interrupted: list[SubagentResult] = []
         started = self.run.clock.now()
 
         async def one(agent_id: str, delegation: Delegation) -> None:
@@ -145,6 +146,7 @@ class Lead:
                     delegation, agent_id=agent_id, model=self.subagent_model, toolbox=self.toolbox,
                     sources=self.sources, prompts=self.prompts, transcript=transcript,
                     max_tokens=self.s.subagent_max_tokens, context_hook=self.context_hook,
+                    on_interrupt=interrupted.append,
                 )
                 transcript.close()
                 results[agent_id] = res
@@ -152,9 +154,14 @@ class Lead:
                 self.progress(f"  {agent_id} {res.status}: {len(res.findings.claims)} claim(s), "
                               f"{res.tool_calls} tool call(s){extra}")
 
-        async with trio.open_nursery() as nursery:
-            for agent_id, delegation in tasks:
-                nursery.start_soon(one, agent_id, delegation)
+        try:
+            async with trio.open_nursery() as nursery:
+                for agent_id, delegation in tasks:
+                    nursery.start_soon(one, agent_id, delegation)
+        except BaseException:  # interrupted: the manifest still lists (and costs) this round's agents
+            done = {**results, **{r.agent_id: r for r in interrupted}}
+            self.state.results.extend((round_no, done[a]) for a, _ in tasks if a in done)
+            raise
         ordered = [results[a] for a, _ in tasks]
         self.state.results.extend((round_no, r) for r in ordered)
         self.state.rounds.append({"round": round_no, "started": started, "ended": self.run.clock.now(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import trio
 
@@ -97,6 +97,7 @@ async def run_subagent(
     max_tokens: int = 4096,
     context_hook: ContextHook | None = None,
     tool_options: dict[str, Any] | None = None,
+    on_interrupt: Callable[[SubagentResult], None] | None = None,
 ) -> SubagentResult:
     box = _FindingsBox()
     tools = Toolbox([toolbox.get(n) for n in delegation.tools if n in toolbox] + [submit_findings_tool(box, sources)])
@@ -147,6 +148,9 @@ async def run_subagent(
         transcript.event("error", {"error": result.error, "traceback": traceback.format_exc(limit=8)})
     except BaseException as e:  # cancelled or interrupted: record, then let it propagate
         transcript.event("agent_end", {"status": "interrupted", "reason": type(e).__name__})
+        result.status, result.stop = "interrupted", type(e).__name__
+        if on_interrupt is not None:  # the caller still accounts for its usage (filled in below)
+            on_interrupt(result)
         raise
     finally:
         result.usage, result.calls = state.usage, state.calls

@@ -278,6 +278,10 @@ async def test_interrupt_marks_run_interrupted_and_keeps_transcripts(tmp_path: P
     assert [e["kind"] for e in sub1][-1] == "agent_end" and sub1[-1]["data"]["status"] == "interrupted"
     assert any(e["kind"] == "tool_result" for e in sub1)
     assert (d / "agents" / "lead.jsonl").is_file() and (d / "agents" / "r1-sub2.jsonl").is_file()
+    # the interrupted round's agents are in the manifest, with the usage they had spent
+    agents = {a["agent_id"]: a for a in m["agents"]}
+    assert agents["r1-sub1"]["status"] == agents["r1-sub2"]["status"] == "interrupted"
+    assert agents["r1-sub1"]["usage"]["input_tokens"] == 10 and m["usage"]["input_tokens"] >= 20
     lead_end = events(d, "lead")[-1]
     assert lead_end["kind"] == "agent_end" and lead_end["data"]["status"] == "interrupted"
 
