@@ -18,7 +18,9 @@ from subagents.sources import SourceRegistry
 from subagents.text import content_terms
 
 SUPPORT_THRESHOLD = 0.5
-MARKER = re.compile(r"\[(S\d+(?:\s*[,;]\s*S\d+)*)\]")
+# [S1], [S1, S2], [S1; S2], [S1 S2] and ranges [S1-S3] / [S1–S3]
+MARKER = re.compile(r"\[(S\d+(?:\s*(?:[,;\-–]\s*)?S\d+)*)\]")
+MAX_RANGE = 20
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 FENCE = re.compile(r"^\s*(```|~~~)")
 CODE_SPAN = re.compile(r"``.+?``|`[^`]+`")  # code is quoted as is: `x[S1]` is not a citation
@@ -65,10 +67,10 @@ def _sentences(line: str) -> list[str]:
     pieces = SENTENCE_END.split(line)
     out: list[str] = []
     for piece in pieces:
-        lead = re.match(r"^((?:\[S\d+(?:\s*[,;]\s*S\d+)*\]\s*)+)(.*)$", piece)
+        lead = re.match(rf"^(?P<markers>(?:{MARKER.pattern}\s*)+)(?P<rest>.*)$", piece)
         if lead and out:
-            out[-1] = out[-1] + " " + lead.group(1).strip()
-            piece = lead.group(2)
+            out[-1] = out[-1] + " " + lead.group("markers").strip()
+            piece = lead.group("rest")
         if piece:
             out.append(piece)
     return out
@@ -99,7 +101,7 @@ def check_citations(draft: str, sources: SourceRegistry) -> tuple[str, CitationC
 
             def replace(m: re.Match[str], sentence: str = sentence) -> str:
                 kept = []
-                for sid in re.split(r"\s*[,;]\s*", m.group(1)):
+                for sid in _marker_ids(m.group(1)):
                     check.markers += 1
                     src = sources.get(sid)
                     if src is None:
@@ -138,6 +140,18 @@ def check_citations(draft: str, sources: SourceRegistry) -> tuple[str, CitationC
             lines.append(f"- {issue.source_id} ({why}): “{issue.sentence[:160]}”")
         report += "\n".join(lines) + "\n"
     return report, check
+
+
+def _marker_ids(inside: str) -> list[str]:
+    """The ids a marker names, ranges expanded (capped: a runaway range is cited as its two ends)."""
+    ids: list[str] = []
+    for m in re.finditer(r"(S(\d+))(?:\s*[-–]\s*(S(\d+)))?", inside):
+        if m.group(3) is None:
+            ids.append(m.group(1))
+            continue
+        a, b = int(m.group(2)), int(m.group(4))
+        ids += [f"S{n}" for n in range(a, b + 1)] if 0 <= b - a < MAX_RANGE else [m.group(1), m.group(3)]
+    return ids
 
 
 def _plain(sentence: str) -> str:

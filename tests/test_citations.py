@@ -62,3 +62,12 @@ def test_markers_inside_code_are_code_not_citations() -> None:
     assert check.markers == 1 and check.supported == 1 and not check.issues
     assert "Index with `row[S1]` here. The remaining tasks in the group are cancelled [1]." in report
     assert "```\nvalue = table[S2]\n    other = table[S9]\n```\n" in report
+
+
+def test_space_separated_and_range_markers_are_checked_not_left_verbatim() -> None:
+    draft = ("The remaining tasks in the group are cancelled [S1 S2].\n"
+             "The remaining tasks in the group are cancelled [S1–S3].\n")
+    report, check = check_citations(draft, registry())
+    assert check.markers == 5 and check.supported == 2 and check.unsupported == 2 and check.unknown == 1
+    body = report.split("## References")[0]
+    assert "[S" not in body and body.count("cancelled [1].") == 2
