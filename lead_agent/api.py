@@ -112,6 +112,10 @@ def _validate(cfg: ResearchConfig) -> None:
         raise UsageError(f"--max-rounds must be at least 1 (got {cfg.max_rounds})")
     if cfg.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1 (got {cfg.concurrency})")
+    if isinstance(cfg.runs_dir, str) and not cfg.runs_dir.strip():
+        raise UsageError("--runs-dir is empty")
+    if cfg.context_window is not None and cfg.context_window < 1000:
+        raise UsageError(f"the context window must be at least 1000 tokens (got {cfg.context_window})")
     for c in cfg.corpus:
         if isinstance(c, str) and not c.strip():  # Path("") is ".": an unset $DOCS must not index the cwd
             raise UsageError("corpus path is empty")
@@ -256,14 +260,14 @@ async def research(question: str, *, progress: Callable[[str], None] | None = No
         write_sources(run, sources)
         run.write_manifest(manifest)
 
-    save()
-    if on_start is not None:
-        on_start(run.path)
-    say(f"run {run.run_id}: lead={lead_model.name} subagent={sub_model.name}")
-    lead = Lead(settings=run_settings, run=run, lead_model=lead_model, subagent_model=sub_model, toolbox=toolbox,
-                sources=sources, prompts=prompts, state=state, progress=say, on_round=save, estimate=cfg.estimate,
-                context_hook=_context_hook(sub_model, cfg.context_window or int(settings.get("context_window", 200_000))))
     try:
+        save()
+        if on_start is not None:
+            on_start(run.path)
+        say(f"run {run.run_id}: lead={lead_model.name} subagent={sub_model.name}")
+        lead = Lead(settings=run_settings, run=run, lead_model=lead_model, subagent_model=sub_model, toolbox=toolbox,
+                    sources=sources, prompts=prompts, state=state, progress=say, on_round=save, estimate=cfg.estimate,
+                    context_hook=_context_hook(sub_model, cfg.context_window or int(settings.get("context_window", 200_000))))
         draft = await lead.run_lead()
         if cfg.estimate:
             from .estimate import render_estimate

@@ -78,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     started: dict[str, Path] = {}
     options: dict[str, Any] = dict(
-        corpus=list(args.corpus), runs_dir=Path(args.runs_dir), max_subagents=args.max_subagents,
+        corpus=list(args.corpus), runs_dir=args.runs_dir, max_subagents=args.max_subagents,
         max_rounds=args.max_rounds, concurrency=args.concurrency, lead_model=args.lead_model,
         subagent_model=args.subagent_model, prompts=args.prompts, cache_dir=args.cache_dir,
         provider=ProviderSettings(provider=args.provider, base_url=args.base_url, extra={

@@ -67,6 +67,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
                 raise ConfigError(f"config {path}: unknown key {key!r} (known: {', '.join(sorted(KEYS))})")
             if not isinstance(value, KEYS[key]) or (isinstance(value, bool) and KEYS[key] is not bool):
                 raise ConfigError(f"config {path}: {key} has the wrong type ({type(value).__name__})")
+            if key in ("requests_per_minute", "tokens_per_minute", "timeout", "max_retries", "context_window") \
+                    and value < (1000 if key == "context_window" else 0):
+                raise ConfigError(f"config {path}: {key} is out of range ({value})")
             settings[key] = value
         settings["_path"] = str(path)
     for key, var in ENV.items():

@@ -8,6 +8,7 @@ A variant directory may hold only some files: the rest come from `default`.
 from __future__ import annotations
 
 import hashlib
+import re
 import string
 from dataclasses import dataclass
 from importlib import resources
@@ -53,7 +54,8 @@ class PromptSet:
 
     def __init__(self, variant: str = DEFAULT_VARIANT, root: Path | None = None) -> None:
         self.root = root or prompts_root()
-        if not (self.root / variant).is_dir():
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", variant) or ".." in variant or \
+                not (self.root / variant).is_dir():
             known = ", ".join(variants()) if root is None else ""
             raise PromptError(f"unknown prompt variant {variant!r}" + (f" (known: {known})" if known else ""))
         self.variant = variant

@@ -101,6 +101,8 @@ def test_comparison_question_splits_by_entity(tmp_path: Path, corpus: Path, cach
     (["run", "q?", "--corpus", "{corpus}", "--max-subagents", "-3"], "at least 1"),
     (["run", "q?", "--corpus", "{corpus}", "--max-subagents", "many"], "invalid int"),
     (["run", "q?", "--corpus", "{corpus}", "--prompts", "nope"], "unknown prompt variant"),
+    (["run", "q?", "--corpus", "{corpus}", "--prompts", "../prompts/default"], "unknown prompt variant"),
+    (["run", "q?", "--corpus", "{corpus}", "--runs-dir", ""], "--runs-dir is empty"),
     (["run", "q?"], "no sources"),
     (["run", "q?", "--corpus", ""], "corpus path is empty"),
     (["show", "no-such-run"], "no run"),
@@ -110,7 +112,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, corpus: Pa
     (tmp_path / "empty").mkdir()
     args = [a.format(corpus=corpus, empty=tmp_path / "empty") for a in args]
     runs = tmp_path / "runs"
-    extra = ["--runs-dir", str(runs)]
+    extra = [] if "--runs-dir" in args else ["--runs-dir", str(runs)]
     proc = run_cli(*args, *extra, cwd=tmp_path)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     lines = proc.stderr.strip().splitlines()

@@ -318,3 +318,16 @@ def test_a_single_corpus_path_is_one_root_not_its_characters(tmp_path: Path, as_
     result = api.research_sync("q?", corpus=as_type(docs), runs_dir=tmp_path / "runs", lead_model=lead,
                                subagent_model=sub, use_config_file=False)
     assert result.status == "completed" and result.manifest["options"]["corpus"] == [str(docs.resolve())]
+
+
+async def test_a_failure_right_after_the_run_directory_exists_still_ends_the_manifest(tmp_path: Path) -> None:
+    seen: list[Path] = []
+
+    def on_start(path: Path) -> None:
+        seen.append(path)
+        raise RuntimeError("callback exploded")
+
+    with pytest.raises(api.RunFailed):
+        await run(tmp_path, ScriptedModel(), ScriptedModel(), on_start=on_start)
+    m = json.loads((seen[0] / "manifest.json").read_text())
+    assert m["status"] == "failed" and "callback exploded" in m["error"]
