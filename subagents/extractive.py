@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Message, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from .text import STOPWORDS, content_term_list, content_terms, sentences, stem, words
+from .text import STOPWORDS, WORD, content_term_list, content_terms, sentences, stem, words
 
 SEARCH_TOOLS = ("search_corpus", "web_search")
 READ_TOOLS = {"read_passage": "passage_id", "fetch_page": "url"}
@@ -106,7 +106,7 @@ _FACETS = re.compile(r"^(?:\(gap\)\s*)?(?:(?:Answer directly|Mechanism and detai
 def _key_phrase(question: str, n: int = 7) -> str:
     """The question's content words in order (dotted names whole), for a keyword query."""
     seen: list[str] = []
-    for m in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", _FACETS.sub("", question)):
+    for m in WORD.finditer(_FACETS.sub("", question)):
         w = m.group(0)
         if w.lower() not in STOPWORDS and len(w) > 1 and w.lower() not in (x.lower() for x in seen):
             seen.append(w)

@@ -16,7 +16,7 @@ you your yours yourself yourselves via per vs versus etc eg ie using use used ge
 explain describe tell show give list compare comparison difference differences happen happens happened
 """.split())
 
-WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|\d+(?:\.\d+)*")
+WORD = re.compile(r"[^\W\d_]\w*(?:\.[^\W\d]\w*)*|\d+(?:\.\d+)*")  # Unicode letters; dotted names whole
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
 
@@ -41,7 +41,7 @@ def words(text: str) -> list[str]:
         if "." in tok and not tok[0].isdigit():
             out.extend(tok.split("."))
         for part in (tok.split(".") if "." in tok else [tok]):
-            camel = _CAMEL.findall(part)
+            camel = _CAMEL.findall(part) if part.isascii() else []
             if len(camel) > 1:
                 out.extend(camel)
     return out

@@ -105,3 +105,21 @@ def test_config_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
     cfg.write_bytes(b'lead_model = "\xff"\n')
     with pytest.raises(ConfigError, match="cannot read config"):
         load_settings({"RESEARCH_CONFIG": str(cfg)})
+
+
+def test_words_keep_unicode_letters_whole() -> None:
+    from subagents.text import content_terms, words
+
+    assert words("Ünïcödé Тест") == ["Ünïcödé", "Тест"]
+    assert {"asyncio", "taskgroup", "task", "group"} <= content_terms("asyncio.TaskGroup")
+
+
+def test_config_file_values_out_of_range_are_errors(tmp_path: Path) -> None:
+    from lead_agent.config import ConfigError, load_settings
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("context_window = 0\n")
+    with pytest.raises(ConfigError, match="context_window is out of range"):
+        load_settings({"RESEARCH_CONFIG": str(cfg)})
+    cfg.write_text("requests_per_minute = 30\nlead_model = \"extractive\"\n")
+    assert load_settings({"RESEARCH_CONFIG": str(cfg), "RESEARCH_LEAD_MODEL": "claude-x"})["lead_model"] == "claude-x"
