@@ -69,6 +69,8 @@ def validate_base_url(url: str) -> str:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ModelConfigError(f"malformed base URL {url!r}: expected http(s)://host[:port][/path]")
+    if parts.username or parts.password:  # they would end up in error messages, manifests and transcripts
+        raise ModelConfigError("the base URL must not contain credentials: put the key in the API key variable")
     return url.strip().rstrip("/")
 
 

@@ -315,6 +315,12 @@ def test_resolve_malformed_base_url(url: str) -> None:
         resolve_model("claude-haiku-4-5", ProviderSettings(api_key=KEY, base_url=url))
 
 
+def test_resolve_refuses_credentials_in_the_base_url() -> None:
+    with pytest.raises(ModelConfigError, match="must not contain credentials") as info:
+        resolve_model("llama3", ProviderSettings(provider="openai", base_url="http://me:s3cret@localhost:11434/v1"))
+    assert "s3cret" not in str(info.value)
+
+
 def test_resolve_openai_needs_base_url() -> None:
     with pytest.raises(ModelConfigError, match="--base-url"):
         resolve_model("llama3", ProviderSettings(provider="openai"))
