@@ -34,8 +34,8 @@ from .model import (
     ToolUseBlock,
     Usage,
 )
-from .ratelimit import RateLimiter, RetryPolicy, TransientError, is_retryable_status, parse_retry_after, with_retries
-from .tokens import estimate_request_tokens
+from .adapter import PooledAdapter
+from .ratelimit import RateLimiter, TransientError, is_retryable_status, parse_retry_after
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
@@ -143,9 +143,7 @@ def response_from_api(message: Any, fallback_model: str) -> ModelResponse:
 # ---------------------------------------------------------------- the model
 
 
-class AnthropicModel:
-    is_language_model = True
-
+class AnthropicModel(PooledAdapter):
     def __init__(
         self,
         model: str,
@@ -162,56 +160,30 @@ class AnthropicModel:
         if not key:
             raise ModelAuthError(
                 f"{API_KEY_ENV} is not set: export it to use Claude models "
-                "(or run offline with --model extractive)"
+                "(or run offline with --lead-model extractive --subagent-model extractive)"
             )
-        self.name = model
-        self.limiter = limiter
-        self.timeout = timeout
-        self.policy = RetryPolicy(max_retries=max_retries, base=backoff_base, max_backoff=max_backoff)
+        super().__init__(model, limiter=limiter, timeout=timeout, max_retries=max_retries,
+                         max_backoff=max_backoff, backoff_base=backoff_base)
         self._api_key = key
         self._base_url = base_url or os.environ.get(BASE_URL_ENV) or None
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._client_token: object = None
 
     def __repr__(self) -> str:  # never shows the key
         return f"AnthropicModel({self.name!r}, base_url={self._base_url!r})"
 
-    def _get_client(self) -> anthropic.AsyncAnthropic:
-        # One client (and connection pool) per trio run: pooled sockets cannot outlive their run.
-        token = trio.lowlevel.current_trio_token()
-        if self._client is None or self._client_token is not token:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=self.timeout
-            )
-            self._client_token = token
-        return self._client
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0,
+                                        timeout=self.timeout)
 
-    async def aclose(self) -> None:
-        """Close the connection pool (call from the trio run that used the model)."""
-        client, self._client = self._client, None
-        if client is not None and self._client_token is trio.lowlevel.current_trio_token():
-            await client.close()
+    async def _close_client(self, client: anthropic.AsyncAnthropic) -> None:
+        await client.close()
+
+    def _billed_tokens(self, usage: Usage) -> int:
+        return usage.input_tokens + usage.cache_creation_input_tokens + usage.output_tokens  # cache reads are not
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         params = build_params(request, self.name)
         stream = bool(request.metadata.get("stream"))
-        estimate = estimate_request_tokens(request)
-
-        async def attempt() -> ModelResponse:
-            return await self._attempt(copy.deepcopy(params), stream)
-
-        response = await with_retries(
-            attempt,
-            policy=self.policy,
-            what=self.name,
-            log=request.metadata.get("log"),
-            limiter=self.limiter,
-            estimated_tokens=estimate,
-        )
-        if self.limiter is not None:
-            u = response.usage
-            self.limiter.record(estimate, u.input_tokens + u.cache_creation_input_tokens + u.output_tokens)
-        return response
+        return await self._with_retries(request, lambda: self._attempt(copy.deepcopy(params), stream))
 
     async def _attempt(self, params: dict[str, Any], stream: bool) -> ModelResponse:
         client = self._get_client()

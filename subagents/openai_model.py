@@ -33,8 +33,8 @@ from .model import (
     ToolUseBlock,
     Usage,
 )
-from .ratelimit import RateLimiter, RetryPolicy, TransientError, is_retryable_status, parse_retry_after, with_retries
-from .tokens import estimate_request_tokens
+from .adapter import PooledAdapter
+from .ratelimit import RateLimiter, TransientError, is_retryable_status, parse_retry_after
 
 FINISH_REASONS = {
     "stop": "end_turn",
@@ -136,9 +136,7 @@ def response_from_api(payload: dict[str, Any], fallback_model: str) -> ModelResp
     return ModelResponse(content=blocks, stop_reason=stop, usage=usage, model=payload.get("model") or fallback_model)
 
 
-class OpenAIModel:
-    is_language_model = True
-
+class OpenAIModel(PooledAdapter):
     def __init__(
         self,
         model: str,
@@ -151,46 +149,24 @@ class OpenAIModel:
         max_backoff: float = 30.0,
         backoff_base: float = 0.5,
     ) -> None:
-        self.name = model
+        super().__init__(model, limiter=limiter, timeout=timeout, max_retries=max_retries,
+                         max_backoff=max_backoff, backoff_base=backoff_base)
         self.base_url = base_url.rstrip("/")
-        self.limiter = limiter
-        self.timeout = timeout
-        self.policy = RetryPolicy(max_retries=max_retries, base=backoff_base, max_backoff=max_backoff)
         self._api_key = api_key
-        self._client: httpx.AsyncClient | None = None
-        self._client_token: object = None
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.name!r}, base_url={self.base_url!r})"
 
-    def _get_client(self) -> httpx.AsyncClient:
-        token = trio.lowlevel.current_trio_token()
-        if self._client is None or self._client_token is not token:
-            headers = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            self._client = httpx.AsyncClient(timeout=self.timeout, headers=headers)
-            self._client_token = token
-        return self._client
+    def _new_client(self) -> httpx.AsyncClient:
+        headers = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        return httpx.AsyncClient(timeout=self.timeout, headers=headers)
 
-    async def aclose(self) -> None:
-        """Close the connection pool (call from the trio run that used the model)."""
-        client, self._client = self._client, None
-        if client is not None and self._client_token is trio.lowlevel.current_trio_token():
-            await client.aclose()
+    async def _close_client(self, client: httpx.AsyncClient) -> None:
+        await client.aclose()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = build_body(request, self.name)
-        estimate = estimate_request_tokens(request)
-        response = await with_retries(
-            lambda: self._attempt(body),
-            policy=self.policy,
-            what=self.name,
-            log=request.metadata.get("log"),
-            limiter=self.limiter,
-            estimated_tokens=estimate,
-        )
-        if self.limiter is not None:
-            self.limiter.record(estimate, response.usage.input_tokens + response.usage.output_tokens)
-        return response
+        return await self._with_retries(request, lambda: self._attempt(body))
 
     async def _attempt(self, body: dict[str, Any]) -> ModelResponse:
         url = f"{self.base_url}/chat/completions"
