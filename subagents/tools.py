@@ -108,8 +108,12 @@ def untrusted(label: str, payload: Any) -> str:
     never to obey; tools and boundaries are fixed in code, whatever the material says.
     """
     body = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, indent=1)
-    body = _MARKER.sub(lambda m: "‹" + m.group(0)[1:], body)  # material cannot close (or open) the wrapper
-    return f"<retrieved_material source=\"{label}\">\n{body}\n</retrieved_material>"
+    return f"<retrieved_material source=\"{label}\">\n{neutralise_markers(body)}\n</retrieved_material>"
 
 
-_MARKER = re.compile(r"</?\s*retrieved_material", re.I)
+_WRAPPER_TAG = re.compile(r"<(\s*/?\s*retrieved_material)", re.I)
+
+
+def neutralise_markers(text: str) -> str:
+    """Retrieved text must not be able to close (or open) the <retrieved_material> wrapper."""
+    return _WRAPPER_TAG.sub(r"‹\1", text)

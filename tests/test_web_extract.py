@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from subagents.tools import ToolError
-from subagents.web.extract import extract_page, kind_for_content_type, neutralise_markers, split_passages
+from subagents.tools import neutralise_markers
+from subagents.web.extract import extract_page, kind_for_content_type, split_passages
 from tests.fakes.web_server import make_pdf
 
 

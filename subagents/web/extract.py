@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from ..tools import ToolError
+from ..tools import ToolError, neutralise_markers
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 PDF_TYPES = ("application/pdf", "application/x-pdf")
@@ -94,12 +94,6 @@ _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~<])")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-_WRAPPER_TAG = re.compile(r"<(\s*/?\s*retrieved_material)", re.I)
-
-
-def neutralise_markers(text: str) -> str:
-    """Fetched text must not be able to close the <retrieved_material> wrapper it is shown in."""
-    return _WRAPPER_TAG.sub(r"‹\1", text)
 
 
 def clean_heading(text: str) -> str:

@@ -15,10 +15,10 @@ from typing import Any
 import trio
 from pydantic import BaseModel, Field
 
-from ..tools import Tool, ToolContext, ToolError, untrusted
+from ..tools import Tool, ToolContext, ToolError, neutralise_markers, untrusted
 from .cache import WebCache, fetch_request, search_request
 from .config import WebConfig
-from .extract import Page, extract_page, neutralise_markers, refuse_unsupported
+from .extract import Page, extract_page, refuse_unsupported
 from .fetch import RawResponse, fetch_raw
 from .guard import GuardError, check_url
 from .search import SearchResult, run_search
