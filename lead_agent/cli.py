@@ -102,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not _is_interrupt(e):
             raise
         where = started.get("dir")
-        print(f"\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted)" if where else ""),
+        print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted)" if where else ""),
               file=sys.stderr)
         return EXIT_INTERRUPTED
     print(result.report)

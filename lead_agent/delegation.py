@@ -14,8 +14,8 @@ from subagents.schemas import Delegation
 
 QueryType = Literal["straightforward", "breadth_first", "depth_first"]
 
-# Effort scaling: how many subagents a query type deserves (before the --max-subagents cap).
-EFFORT = {"straightforward": (1, 1), "depth_first": (2, 4), "breadth_first": (2, 8)}
+# Effort scaling: the most subagents a query type deserves (before the --max-subagents cap).
+EFFORT = {"straightforward": 1, "depth_first": 4, "breadth_first": 8}
 
 
 class Plan(BaseModel):
@@ -31,7 +31,7 @@ class Plan(BaseModel):
 def plan_problems(plan: Plan, *, tool_names: list[str], max_subagents: int) -> list[str]:
     """Policy checks beyond the schema. Empty list: the plan may run."""
     problems = []
-    most = EFFORT[plan.query_type][1]
+    most = EFFORT[plan.query_type]
     if len(plan.tasks) > most and len(plan.tasks) <= max_subagents:
         problems.append(f"a {plan.query_type} question gets at most {most} subagent(s), not {len(plan.tasks)}; "
                         "merge tasks or classify the question differently")

@@ -277,10 +277,10 @@ class ExtractiveModel:
     @staticmethod
     def _report(question: str, rounds: list[dict[str, Any]]) -> str:
         claims: list[Candidate] = []
-        sections: list[tuple[str, list[dict[str, Any]], list[str], str]] = []
+        sections: list[tuple[str, list[dict[str, Any]], list[str]]] = []
         for rnd in rounds:
             for sub in rnd.get("subagents", []):
-                sections.append((sub["objective"], sub["claims"], sub.get("open_questions", []), sub["status"]))
+                sections.append((sub["objective"], sub["claims"], sub.get("open_questions", [])))
                 for i, c in enumerate(sub["claims"]):
                     claims.append(Candidate(c["text"], ",".join(c["source_ids"]), i))
         top = rank_sentences(question, claims, 3)
@@ -292,7 +292,7 @@ class ExtractiveModel:
         shown = {c.text for c in top}
         lines += ["", "## Findings"]
         open_qs: list[str] = []
-        for objective, sub_claims, oq, status in sections:
+        for objective, sub_claims, oq in sections:
             rest = [c for c in sub_claims if c["text"] not in shown]
             shown.update(c["text"] for c in rest)
             open_qs += oq

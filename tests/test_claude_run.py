@@ -15,9 +15,9 @@ import re
 import subprocess
 import sys
 import threading
-from collections import defaultdict, deque
+from collections import deque
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field

@@ -19,7 +19,6 @@ from __future__ import annotations
 import ipaddress
 import mimetypes
 import posixpath
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
