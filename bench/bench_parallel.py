@@ -48,7 +48,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lead_agent import api  # noqa: E402
-from subagents.providers import ProviderSettings  # noqa: E402
 from subagents.transcript import read_events  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, text, tool_use  # noqa: E402
 
@@ -302,7 +301,7 @@ async def one_run(corpus: Path, runs: Path, n: int, concurrency: int, args: argp
         result = await api.research(
             "Describe the history of each region", corpus=[corpus], runs_dir=runs, max_subagents=n,
             concurrency=concurrency, max_rounds=1, lead_model=LEAD_MODEL, subagent_model=SUB_MODEL,
-            provider=ProviderSettings(base_url=srv.base_url, api_key="sk-bench"), use_config_file=False)
+            base_url=srv.base_url, api_key="sk-bench", use_config_file=False)
         wall = time.monotonic() - t0
         server: dict[str, list[float]] = defaultdict(list)  # agent key -> server-side durations, in order
         for r in srv.requests:

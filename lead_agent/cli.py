@@ -12,10 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-import trio
-
-from subagents.providers import ProviderSettings
-
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -52,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--requests-per-minute", type=float, metavar="N", help="model requests per minute, all agents")
     run.add_argument("--tokens-per-minute", type=float, metavar="N", help="model tokens per minute, all agents")
     run.add_argument("--prompts", default="default", metavar="NAME", help="prompt variant in prompts/ (default: default)")
-    run.add_argument("--cache-dir", type=Path, metavar="DIR", help="index cache (default: ~/.cache/research-agents)")
+    run.add_argument("--cache-dir", type=Path, metavar="DIR",
+                     help="cache root: the corpus index in DIR/corpus, web responses in DIR/web "
+                          "(default: $RESEARCH_CACHE_DIR or ~/.cache/research-agents)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
     show = sub.add_parser("show", help="show a run: plans, agents, tool calls, findings, usage, citations")
@@ -72,23 +70,43 @@ def _err(msg: str) -> None:
     print(f"research: error: {msg}", file=sys.stderr)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from .api import RunFailed, UsageError, research
-
-    progress = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    started: dict[str, Path] = {}
-    options: dict[str, Any] = dict(
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags of `research run` as API options (None: not given, so env/config/defaults apply)."""
+    return dict(
         corpus=list(args.corpus), runs_dir=args.runs_dir, max_subagents=args.max_subagents,
         max_rounds=args.max_rounds, concurrency=args.concurrency, lead_model=args.lead_model,
         subagent_model=args.subagent_model, prompts=args.prompts, cache_dir=args.cache_dir,
-        provider=ProviderSettings(provider=args.provider, base_url=args.base_url, extra={
-            k: v for k, v in (("requests_per_minute", args.requests_per_minute),
-                              ("tokens_per_minute", args.tokens_per_minute)) if v is not None}),
-        web=args.web, web_cache=args.cache, allow_private_network=args.allow_private_network, estimate=args.estimate,
+        provider=args.provider, base_url=args.base_url, requests_per_minute=args.requests_per_minute,
+        tokens_per_minute=args.tokens_per_minute, web=args.web, web_cache=args.cache,
+        allow_private_network=args.allow_private_network, estimate=args.estimate,
     )
+
+
+class _RunDirSeen:
+    """Remembers where the run was saved (for the message after Ctrl-C)."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+
+    def on_event(self, record: Any) -> None:
+        run_dir = getattr(record.event, "run_dir", None)
+        if run_dir and self.path is None:
+            self.path = Path(run_dir)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import trio
+
+    from .api import RunFailed, is_interrupt, research
+    from .progress import PlainProgress
+    from .settings import UsageError
+
+    seen = _RunDirSeen()
+    observers: list[Any] = [seen]
+    if not args.quiet:
+        observers.append(PlainProgress(lambda msg: print(msg, file=sys.stderr, flush=True)))
     try:
-        result = trio.run(lambda: research(args.question, progress=progress,
-                                           on_start=lambda p: started.setdefault("dir", p), **options))
+        result = trio.run(lambda: research(args.question, observers=observers, **run_options(args)))
     except UsageError as e:
         _err(str(e))
         return EXIT_USAGE
@@ -97,11 +115,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"Run saved to {e.run_dir} (status: failed)", file=sys.stderr)
         return EXIT_FAILED
     except (KeyboardInterrupt, BaseExceptionGroup) as e:
-        from .api import _is_interrupt
-
-        if not _is_interrupt(e):
+        if not is_interrupt(e):
             raise
-        where = started.get("dir")
+        where = seen.path
         print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted)" if where else ""),
               file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -17,12 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import trio
-
-from subagents.model import ToolUseBlock
-from subagents.sources import SourceRegistry
-from subagents.tools import Tool, ToolContext, Toolbox
-
 CACHE_CHOICES = ("read-through", "record", "replay", "off")
 
 
@@ -40,7 +34,8 @@ def add_tool_parser(subparsers: Any) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="cache root (default $RESEARCH_CACHE_DIR or ~/.cache/research-agents); web entries go in DIR/web",
+        help="cache root: the corpus index in DIR/corpus, web responses in DIR/web "
+             "(default: $RESEARCH_CACHE_DIR or ~/.cache/research-agents)",
     )
     tool = subparsers.add_parser(
         "tool",
@@ -71,15 +66,17 @@ def add_tool_parser(subparsers: Any) -> None:
     corpus.add_argument("-k", type=int, default=8, metavar="N", help="number of passages (1-20, default 8)")
 
 
-def _web_config(args: argparse.Namespace, allow_private_network: bool = False):
+def _settings(args: argparse.Namespace) -> Any:
+    from .settings import tool_settings
+
+    return tool_settings(cache_dir=getattr(args, "cache_dir", None), web_cache=getattr(args, "cache", None))
+
+
+def _web_config(args: argparse.Namespace, allow_private_network: bool = False) -> Any:
     from subagents.web import WebConfig
 
-    cache_dir = Path(args.cache_dir).expanduser() / "web" if getattr(args, "cache_dir", None) else None
-    return WebConfig(
-        allow_private_network=allow_private_network,
-        cache_mode=getattr(args, "cache", None) or "read-through",
-        cache_dir=cache_dir,
-    )
+    s = _settings(args)
+    return WebConfig(allow_private_network=allow_private_network, cache_mode=s.web_cache, cache_dir=s.cache_dir / "web")
 
 
 def _one_line(text: str, limit: int = 500) -> str:
@@ -92,7 +89,11 @@ def _fail(msg: str) -> int:
     return 1
 
 
-async def _call(tools: list[Tool], name: str, tool_input: dict[str, Any]) -> tuple[str, bool]:
+async def _call(tools: list[Any], name: str, tool_input: dict[str, Any]) -> tuple[str, bool]:
+    from subagents.model import ToolUseBlock
+    from subagents.sources import SourceRegistry
+    from subagents.tools import ToolContext, Toolbox
+
     toolbox = Toolbox(tools)
     ctx = ToolContext(agent_id="cli", sources=SourceRegistry())
     result = await toolbox.call(ToolUseBlock("cli-1", name, tool_input), [name], ctx)
@@ -101,6 +102,8 @@ async def _call(tools: list[Tool], name: str, tool_input: dict[str, Any]) -> tup
 
 def run_tool_command(args: argparse.Namespace) -> int:
     """Run the parsed `tool` command; print the tool output; 0 on success, 1 on refusal/error."""
+    from subagents.tool_names import FETCH_PAGE, SEARCH_CORPUS, WEB_SEARCH
+
     command = getattr(args, "tool_command", None)
     corpus_obj = None
     try:
@@ -108,23 +111,24 @@ def run_tool_command(args: argparse.Namespace) -> int:
             from subagents.web import make_web_tools
 
             tools = make_web_tools(_web_config(args))
-            name, tool_input = "web_search", {"query": args.query, "k": args.k}
+            name, tool_input = WEB_SEARCH, {"query": args.query, "k": args.k}
         elif command == "fetch":
             from subagents.web import make_web_tools
 
             tools = make_web_tools(_web_config(args, allow_private_network=args.allow_private_network))
-            name, tool_input = "fetch_page", {"url": args.url}
+            name, tool_input = FETCH_PAGE, {"url": args.url}
             if args.start:
                 tool_input["start"] = args.start
         elif command == "corpus":
             from subagents.corpus import Corpus, make_corpus_tools
 
-            index_dir = Path(args.cache_dir).expanduser() if args.cache_dir else None
-            corpus_obj = Corpus.open(list(args.corpus), index_dir)
+            corpus_obj = Corpus.open(list(args.corpus), _settings(args).cache_dir)
             tools = make_corpus_tools(corpus_obj)
-            name, tool_input = "search_corpus", {"query": args.query, "k": args.k}
+            name, tool_input = SEARCH_CORPUS, {"query": args.query, "k": args.k}
         else:
             return _fail("choose a tool: search, fetch or corpus (see `research tool --help`)")
+        import trio
+
         content, is_error = trio.run(_call, tools, name, tool_input)
     except KeyboardInterrupt:
         return _fail("interrupted")

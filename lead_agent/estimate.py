@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from subagents.delegation import Plan
 from subagents.model import Usage
-from subagents.pricing import add_costs, cost
+from subagents.models.pricing import add_costs, cost
 from subagents.tokens import estimate_tokens
 
-from .delegation import Plan
+if TYPE_CHECKING:
+    from .orchestrator import Lead
 
 RESULT_TOKENS = 800  # one tool result (a search page or a passage)
 OUTPUT_PER_TURN = 250
@@ -32,7 +34,7 @@ def estimate_plan(plan: Plan, *, agent_ids: list[str], subagent_system: str, too
     tasks = []
     for agent_id, task in zip(agent_ids, plan.tasks):
         prefix = estimate_tokens(subagent_system) + estimate_tokens(tool_schema_json) + \
-            estimate_tokens(json.dumps(task.model_dump()))
+            estimate_tokens(json.dumps(task.model_dump(mode="json")))
         turns = math.ceil(task.budget.max_tool_calls / CALLS_PER_TURN) + 1  # + the submit turn
         inp = sum(prefix + i * CALLS_PER_TURN * RESULT_TOKENS for i in range(turns))
         out = turns * OUTPUT_PER_TURN
@@ -72,3 +74,15 @@ def render_estimate(est: dict[str, Any]) -> str:
     lines.append(f"  total: {usd(est['expected_cost_usd'])} expected, {usd(est['max_cost_usd'])} at most")
     lines.append(f"  assumptions: {est['assumptions']}")
     return "\n".join(lines)
+
+
+def estimate_lead_plan(lead: "Lead") -> dict[str, Any]:
+    """The estimate of the lead's (only) accepted plan."""
+    plan = lead.state.plans[0]
+    specs = [vars(spec) for spec in lead.sub.toolbox.specs()]
+    return estimate_plan(
+        plan, agent_ids=[f"r1-sub{i}" for i in range(1, len(plan.tasks) + 1)],
+        subagent_system=lead.prompts.render("subagent_system", tools="…"), tool_schema_json=json.dumps(specs),
+        lead_prefix_tokens=estimate_tokens(lead.system_prompt()), lead_model=lead.lead_model.name,
+        subagent_model=lead.sub.model.name,
+    )

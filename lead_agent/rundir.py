@@ -1,5 +1,5 @@
-"""The run directory: runs/<run_id>/ with manifest.json, plan.vN.json, agents/*.jsonl,
-sources.json and report.md. JSON files are written atomically (tmp + rename)."""
+"""The run directory on disk (layout: `subagents.runs`). JSON files are written atomically
+(tmp + fsync + rename). `RunDir` observes the event stream to write each accepted plan version."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from subagents.transcript import Clock, Transcript
+from subagents.events import EventRecord, PlanAccepted
+from subagents.runs import MANIFEST, REPORT, plan_file
+from subagents.transcript import AGENTS_DIR
 
 
 def now_iso() -> str:
@@ -33,46 +35,42 @@ def write_json(path: Path, data: Any) -> None:
     tmp.replace(path)
 
 
+def plan_record(plan: PlanAccepted, ts: str) -> dict[str, Any]:
+    return {"version": plan.version, "round": plan.round, "author": plan.author, "created_at": ts,
+            "query_type": plan.query_type.value, "rationale": plan.rationale,
+            "tasks": [{"agent_id": t.agent_id, **t.delegation.model_dump(mode="json")} for t in plan.tasks]}
+
+
 class RunDir:
     def __init__(self, root: Path, run_id: str) -> None:
         self.run_id = run_id
         self.path = root / run_id
-        self.clock = Clock()
-        self.transcripts: dict[str, Transcript] = {}
 
     def create(self) -> None:
-        (self.path / "agents").mkdir(parents=True, exist_ok=False)
-
-    def transcript(self, agent_id: str, parent_id: str | None) -> Transcript:
-        t = Transcript(self.path / "agents" / f"{agent_id}.jsonl", run_id=self.run_id, agent_id=agent_id,
-                       parent_id=parent_id, clock=self.clock)
-        self.transcripts[agent_id] = t
-        return t
+        (self.path / AGENTS_DIR).mkdir(parents=True, exist_ok=False)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        write_json(self.path / "manifest.json", manifest)
-
-    def write_plan(self, version: int, plan: dict[str, Any]) -> Path:
-        path = self.path / f"plan.v{version}.json"
-        write_json(path, plan)
-        return path
+        write_json(self.path / MANIFEST, manifest)
 
     def write_report(self, text: str) -> Path:
-        path = self.path / "report.md"
-        tmp = path.with_name("report.md.tmp")
+        path = self.path / REPORT
+        tmp = path.with_name(REPORT + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
         return path
 
-    def close(self) -> None:
-        for t in self.transcripts.values():
-            t.close()
+    def on_event(self, record: EventRecord) -> None:
+        if isinstance(record.event, PlanAccepted):
+            write_json(self.path / plan_file(record.event.version), plan_record(record.event, record.ts))
 
 
 def resolve_run(ref: str, runs_dir: Path) -> Path:
     """A run id (under runs_dir) or a path to a run directory."""
     p = Path(ref)
     for cand in (p, runs_dir / ref):
-        if (cand / "manifest.json").is_file():
+        if (cand / MANIFEST).is_file():
             return cand
-    raise FileNotFoundError(f"no run {ref!r} (looked for {p}/manifest.json and {runs_dir / ref}/manifest.json)")
+    raise FileNotFoundError(f"no run {ref!r} (looked for {p}/{MANIFEST} and {runs_dir / ref}/{MANIFEST})")
+
+
+__all__ = ["RunDir", "new_run_id", "now_iso", "plan_record", "resolve_run", "write_json"]

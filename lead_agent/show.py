@@ -1,5 +1,5 @@
-"""`research show RUN`: a run directory rendered for a terminal, from its manifest, plans and
-transcripts (which stay the source of truth)."""
+"""`research show RUN`: a run directory rendered for a terminal, read back through `read_run`
+(the transcripts stay the source of truth; the manifest adds the settings and timings)."""
 
 from __future__ import annotations
 
@@ -7,76 +7,85 @@ import json
 from pathlib import Path
 from typing import Any
 
-from subagents.transcript import read_events
+from subagents.events import AgentFailed, ContextCondensed, FindingsSubmitted, ModelRetried, ToolCalled, ToolReturned
+from subagents.model import Usage
+from subagents.runs import AgentTrace, Run, read_run
 
 
 def _short(value: Any, n: int = 90) -> str:
-    s = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    s = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     s = " ".join(s.split())
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def _usage(u: dict[str, int] | None) -> str:
-    u = u or {}
-    s = f"in {u.get('input_tokens', 0)} / out {u.get('output_tokens', 0)}"
-    if u.get("cache_read_input_tokens") or u.get("cache_creation_input_tokens"):
-        s += f" / cache write {u.get('cache_creation_input_tokens', 0)} read {u.get('cache_read_input_tokens', 0)}"
+def _usage(u: Usage | dict[str, int] | None) -> str:
+    d = u.to_dict() if isinstance(u, Usage) else (u or {})
+    s = f"in {d.get('input_tokens', 0)} / out {d.get('output_tokens', 0)}"
+    if d.get("cache_read_input_tokens") or d.get("cache_creation_input_tokens"):
+        s += f" / cache write {d.get('cache_creation_input_tokens', 0)} read {d.get('cache_read_input_tokens', 0)}"
     return s
 
 
-def _cost(d: dict[str, Any]) -> str:
-    v = d.get("cost_usd")
+def _cost(v: float | None) -> str:
     return f"${v:.4f}" if isinstance(v, (int, float)) else "unknown"
 
 
 def render_run(path: Path) -> str:
-    m = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-    out = [f"Run {m['run_id']}  [{m['status']}]", f"Question: {m['question']}"]
+    run = read_run(path)
+    m = run.manifest
+    out = [f"Run {run.run_id}  [{run.status}]", f"Question: {run.trace.question or m['question']}"]
     models = m.get("models", {})
     out.append(f"Models: lead={models.get('lead')} subagent={models.get('subagent')}"
                + ("" if models.get("language_model_used", True) else "  (no language model used)"))
     t = m.get("timings", {})
-    out.append(f"Started {t.get('started_at')}, {t.get('seconds', 0):.2f}s; usage {_usage(m.get('usage'))}; "
-               f"cost {_cost(m)}")
-    if m.get("estimate"):
+    out.append(f"Started {t.get('started_at')}, {t.get('seconds', 0):.2f}s; usage {_usage(run.trace.usage())}; "
+               f"cost {_cost(run.trace.cost_usd())}")
+    if run.trace.estimate:
         from .estimate import render_estimate
 
-        out.append(render_estimate(m["estimate"]))
-    if m.get("error"):
-        out.append(f"Error: {m['error']}")
-    for name in m.get("plans", []):
-        plan = json.loads((path / name).read_text(encoding="utf-8"))
-        out += ["", f"Plan v{plan['version']} ({plan['query_type']}): {plan['rationale']}"]
-        for task in plan["tasks"]:
-            b = task.get("budget", {})
-            out.append(f"  {task['agent_id']}: {_short(task['objective'], 100)}")
-            out.append(f"      tools {', '.join(task['tools'])}; budget {b.get('max_tool_calls')} calls, "
-                       f"{b.get('max_seconds')}s")
+        out.append(render_estimate(run.trace.estimate))
+    if run.trace.error or m.get("error"):
+        out.append(f"Error: {run.trace.error or m.get('error')}")
+    out += _plans(run)
     out += ["", "Agents:"]
-    for a in m.get("agents", []):
-        timing = f"{a['started']:.2f}-{a['ended']:.2f}s" if "started" in a else ""
-        out.append(f"  {a['agent_id']:<10} {a.get('status', '?'):<11} {timing:<14} tool calls {a.get('tool_calls', '-')}, "
-                   f"usage {_usage(a.get('usage'))}, cost {_cost(a)}" + (f"  ERROR {a['error']}" if a.get("error") else ""))
-        tpath = path / a.get("transcript", f"agents/{a['agent_id']}.jsonl")
-        if not tpath.is_file():
-            continue
-        for ev in read_events(tpath):
-            d = ev["data"]
-            if ev["kind"] == "tool_call":
-                out.append(f"      → {d['name']}({_short(d['input'], 70)})")
-            elif ev["kind"] == "tool_result" and d.get("is_error"):
-                out.append(f"        ✗ {_short(d['content'], 80)}")
-            elif ev["kind"] == "findings":
-                out.append(f"      findings [{d['status']}]: {len(d['claims'])} claim(s)")
-                for c in d["claims"][:8]:
-                    out.append(f"        - {_short(c['text'], 90)} {c['source_ids']}")
-                for q in d.get("open_questions", []):
-                    out.append(f"        ? {_short(q, 90)}")
-            elif ev["kind"] in ("error", "context_condensed", "model_retry"):
-                out.append(f"      ! {ev['kind']}: {_short(d, 90)}")
-    c = m.get("citation_check")
-    if c:
-        out += ["", f"Citation check: {c['supported']}/{c['markers']} supported, {c['unsupported']} unsupported, "
-                    f"{c['unknown']} unknown id(s) (pass rate {c['pass_rate']})"]
-    out.append(f"Sources retrieved: {m.get('sources', 0)}; report: {path / 'report.md'}")
+    for a in run.trace.ordered_agents():
+        out += _agent(a)
+    c = run.trace.citation
+    if c is not None:
+        out += ["", f"Citation check: {c.supported}/{c.markers} supported, {c.unsupported} unsupported, "
+                    f"{c.unknown} unknown id(s) (pass rate {c.pass_rate})"]
+    report = f"{path / 'report.md'}" if run.report is not None else "none"
+    out.append(f"Sources retrieved: {len(run.sources) or m.get('sources', 0)}; report: {report}")
     return "\n".join(out)
+
+
+def _plans(run: Run) -> list[str]:
+    out: list[str] = []
+    for plan in run.trace.plans:
+        out += ["", f"Plan v{plan.version} ({plan.query_type.value}, by {plan.author}): {plan.rationale}"]
+        for task in plan.tasks:
+            b = task.delegation.budget
+            out.append(f"  {task.agent_id}: {_short(task.delegation.objective, 100)}")
+            out.append(f"      tools {', '.join(task.delegation.tools)}; budget {b.max_tool_calls} calls, "
+                       f"{b.max_seconds:g}s")
+    return out
+
+
+def _agent(a: AgentTrace) -> list[str]:
+    timing = f"{a.started:.2f}-{a.ended:.2f}s" if a.started is not None and a.ended is not None else ""
+    out = [f"  {a.agent_id:<10} {a.status.value:<11} {timing:<14} tool calls {a.tool_calls}, "
+           f"usage {_usage(a.usage)}, cost {_cost(a.cost_usd())}" + (f"  ERROR {a.error}" if a.error else "")]
+    for rec in a.records:
+        e = rec.event
+        if isinstance(e, ToolCalled):
+            out.append(f"      → {e.name}({_short(e.input, 70)})")
+        elif isinstance(e, ToolReturned) and e.is_error:
+            out.append(f"        ✗ {_short(e.content, 80)}")
+        elif isinstance(e, FindingsSubmitted):
+            f = e.findings
+            out.append(f"      findings [{f.status.value}]: {len(f.claims)} claim(s)")
+            out += [f"        - {_short(c.text, 90)} {c.source_ids}" for c in f.claims[:8]]
+            out += [f"        ? {_short(q, 90)}" for q in f.open_questions]
+        elif isinstance(e, (AgentFailed, ContextCondensed, ModelRetried)):
+            out.append(f"      ! {rec.kind}: {_short(rec.data(), 90)}")
+    return out

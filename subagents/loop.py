@@ -2,27 +2,56 @@
 
 model turn → tool calls (all of one turn run concurrently) → tool results in one user message →
 next turn, until the model ends its turn, a terminal tool succeeds, or a budget runs out.
-Every message, call, result, usage and error goes to the agent's transcript as it happens.
+Every message, call, result, usage and error is emitted to the agent's event stream as it happens.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Callable
 
 import trio
 
-from .model import (Message, Model, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock,
-                    Usage)
+from .context import RequestContext
+from .events import (AgentEvents, BudgetExhausted, ContextCondensed, MessageAdded, ModelRequested, ModelResponded,
+                     ToolCalled, ToolReturned)
+from .model import (Message, Model, ModelRequest, ModelResponse, StopReason, TextBlock, ToolChoice, ToolResultBlock,
+                    ToolSpec, ToolUseBlock, Usage)
 from .tools import ToolContext, Toolbox
-from .transcript import Transcript
 
 MAX_CONTINUATIONS = 3
-CONTINUE_PROMPT = "Your previous reply was cut off by the output limit. Continue exactly where you stopped."
 
 
-@dataclass
+class LoopStop(StrEnum):
+    """Why an agent loop ended: the model's own stop, a terminal tool, or a limit."""
+
+    END_TURN = "end_turn"
+    STOP_SEQUENCE = "stop_sequence"
+    MAX_TOKENS = "max_tokens"  # the output limit, continuations used up
+    PAUSE_TURN = "pause_turn"
+    REFUSAL = "refusal"
+    CONTEXT_EXCEEDED = "model_context_window_exceeded"
+    OTHER = "other"
+    DONE = "done"  # a terminal tool succeeded
+    TOOL_BUDGET = "tool_budget"
+    TOKEN_BUDGET = "token_budget"
+    TIME_BUDGET = "time_budget"
+    MAX_TURNS = "max_turns"
+
+    @classmethod
+    def of(cls, reason: StopReason) -> "LoopStop":
+        return cls(reason.value) if reason.value in cls._value2member_map_ else cls.OTHER
+
+    @property
+    def finished(self) -> bool:
+        """The model ended on its own (not cut short by a limit)."""
+        return self in (LoopStop.END_TURN, LoopStop.STOP_SEQUENCE, LoopStop.DONE)
+
+
+@dataclass(frozen=True)
 class Limits:
     max_tool_calls: int | None = None
     max_tokens: int | None = None  # input + output tokens over all calls
@@ -31,14 +60,22 @@ class Limits:
 
 
 @dataclass
+class CallRecord:
+    model: str
+    usage: Usage
+    seconds: float
+
+
+@dataclass
 class LoopState:
     messages: list[Message]
     usage: Usage = field(default_factory=Usage)
     tool_calls: int = 0
     turns: int = 0
-    calls: list[dict[str, Any]] = field(default_factory=list)  # per model call: usage + duration
-    stop: str = ""  # end_turn | done | tool_budget | token_budget | max_turns | <stop_reason>
+    calls: list[CallRecord] = field(default_factory=list)
+    stop: LoopStop | None = None
     final_text: str = ""
+    terminal: Any = None  # the validated input of the terminal tool that ended the loop
 
 
 # A hook that may rewrite the conversation before each call (context budget); returns notes.
@@ -46,129 +83,142 @@ class LoopState:
 ContextHook = Callable[[list[Message], str, list[ToolSpec]], tuple[list[Message], list[str]]]
 
 
-async def call_model(model: Model, request: ModelRequest, transcript: Transcript, state: LoopState) -> ModelResponse:
-    transcript.event(
-        "model_request",
-        {
-            "model": model.name,
-            "system_sha256": _sha(request.system),
-            "tools": [t.name for t in request.tools],
-            "tool_choice": request.tool_choice,
-            "max_tokens": request.max_tokens,
-            "n_messages": len(request.messages),
-        },
-    )
+@dataclass
+class AgentSpec:
+    """What one agent loop runs with; fixed for the agent (the context is read fresh each turn)."""
+
+    model: Model
+    system: str
+    toolbox: Toolbox
+    allowed: list[str]
+    tool_ctx: ToolContext
+    events: AgentEvents
+    context: Callable[[], RequestContext]
+    limits: Limits = field(default_factory=Limits)
+    max_tokens: int = 4096
+    tool_choice: ToolChoice = field(default_factory=ToolChoice)
+    context_hook: ContextHook | None = None
+    continue_prompt: str = ""  # sent when a reply was cut off by the output limit
+    stream: bool = False
+
+
+def add_message(state: LoopState, events: AgentEvents, message: Message) -> None:
+    state.messages.append(message)
+    events.emit(MessageAdded(message.role, list(message.content)))
+
+
+async def call_model(spec: AgentSpec, request: ModelRequest, state: LoopState) -> ModelResponse:
+    spec.events.emit(ModelRequested(
+        model=spec.model.name, system_sha256=hashlib.sha256(request.system.encode("utf-8")).hexdigest()[:16],
+        tools=[t.name for t in request.tools], tool_choice=str(request.tool_choice), max_tokens=request.max_tokens,
+        n_messages=len(request.messages)))
     started = time.monotonic()
-    request.metadata.setdefault("log", transcript.event)
-    response = await model.complete(request)
-    took = time.monotonic() - started
+    response = await spec.model.complete(request)
+    took = round(time.monotonic() - started, 4)
     state.usage = state.usage + response.usage
-    state.calls.append({"model": response.model or model.name, "usage": response.usage.to_dict(), "seconds": round(took, 4)})
-    transcript.event("model_response", {**response.to_dict(), "seconds": round(took, 4)})
+    state.calls.append(CallRecord(response.model or spec.model.name, response.usage, took))
+    spec.events.emit(ModelResponded(list(response.content), str(response.stop_reason), response.usage,
+                                    response.model or spec.model.name, took))
     return response
 
 
-def _sha(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def add_message(state: LoopState, transcript: Transcript, message: Message) -> None:
-    state.messages.append(message)
-    transcript.event("message", message.to_dict())
-
-
-async def run_tool_calls(
-    uses: list[ToolUseBlock], toolbox: Toolbox, allowed: list[str], ctx: ToolContext, transcript: Transcript,
-    state: LoopState, limits: Limits,
-) -> list[ToolResultBlock]:
-    """Run one turn's tool calls concurrently; calls past the tool budget are refused."""
+async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopState) -> list[ToolResultBlock]:
+    """Run one turn's tool calls concurrently; calls past the tool budget are refused.
+    A terminal tool's success is recorded in `state.terminal`."""
     results: list[ToolResultBlock | None] = [None] * len(uses)
+    limits = spec.limits
+    admitted: list[bool] = []
+    for use in uses:  # the budget is checked in the order of the calls, before any runs
+        counted = use.name not in limits.exempt
+        ok = not (counted and limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls)
+        state.tool_calls += counted and ok
+        admitted.append(ok)
 
     async def one(i: int, use: ToolUseBlock) -> None:
-        transcript.event("tool_call", {"id": use.id, "name": use.name, "input": use.input})
+        spec.events.emit(ToolCalled(use.id, use.name, use.input))
         started = time.monotonic()
-        counted = use.name not in limits.exempt
-        if counted and limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls:
+        if not admitted[i]:
             res = ToolResultBlock(use.id, "Refused: the tool-call budget of this agent is exhausted.", is_error=True)
         else:
-            state.tool_calls += counted
-            res = await toolbox.call(use, allowed, ctx)
+            outcome = await spec.toolbox.run(use, spec.allowed, spec.tool_ctx)
+            res = outcome.result
+            if outcome.terminal and state.terminal is None:
+                state.terminal = outcome.args
         results[i] = res
-        transcript.event(
-            "tool_result",
-            {"id": use.id, "name": use.name, "is_error": res.is_error, "content": res.content,
-             "seconds": round(time.monotonic() - started, 4)},
-        )
+        spec.events.emit(ToolReturned(use.id, use.name, res.is_error, res.content,
+                                      round(time.monotonic() - started, 4)))
 
     async with trio.open_nursery() as nursery:
         for i, use in enumerate(uses):
-            # Budget check happens in order of the calls, before any runs.
             nursery.start_soon(one, i, use)
     return [r for r in results if r is not None]
 
 
-async def agent_loop(
-    *,
-    model: Model,
-    system: str,
-    state: LoopState,
-    toolbox: Toolbox,
-    allowed: list[str],
-    ctx: ToolContext,
-    transcript: Transcript,
-    limits: Limits,
-    max_tokens: int = 4096,
-    tool_choice: str = "auto",
-    is_done: Callable[[], bool] = lambda: False,
-    context_hook: ContextHook | None = None,
-    metadata: dict[str, Any] | None = None,
-) -> LoopState:
+def _budget_stop(spec: AgentSpec, state: LoopState) -> LoopStop | None:
+    limits = spec.limits
+    if state.turns >= limits.max_turns:
+        return LoopStop.MAX_TURNS
+    if limits.max_tokens is not None and state.usage.input_tokens + state.usage.output_tokens >= limits.max_tokens:
+        return LoopStop.TOKEN_BUDGET
+    if limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls and state.turns > 0:
+        return LoopStop.TOOL_BUDGET
+    return None
+
+
+def _budget_event(stop: LoopStop, spec: AgentSpec, state: LoopState) -> BudgetExhausted:
+    used, limit = {
+        LoopStop.MAX_TURNS: (state.turns, spec.limits.max_turns),
+        LoopStop.TOKEN_BUDGET: (state.usage.input_tokens + state.usage.output_tokens, spec.limits.max_tokens),
+        LoopStop.TOOL_BUDGET: (state.tool_calls, spec.limits.max_tool_calls),
+    }[stop]
+    return BudgetExhausted(stop.value, used, limit)
+
+
+def _condense(spec: AgentSpec, state: LoopState, specs: list[ToolSpec]) -> None:
+    if spec.context_hook is None:
+        return
+    new_messages, notes = spec.context_hook(state.messages, spec.system, specs)
+    if notes:
+        state.messages = new_messages
+        spec.events.emit(ContextCondensed(notes))
+
+
+async def agent_loop(spec: AgentSpec, state: LoopState) -> LoopState:
     """Drive one agent until it stops. Exceptions from the model propagate to the caller."""
-    specs = toolbox.specs(allowed)
+    specs = spec.toolbox.specs(spec.allowed)
     continuations = 0
     partial_text = ""
     while True:
-        if state.turns >= limits.max_turns:
-            state.stop = "max_turns"
+        stop = _budget_stop(spec, state)
+        if stop is not None:
+            spec.events.emit(_budget_event(stop, spec, state))
+            state.stop = stop
             return state
-        if limits.max_tokens is not None and state.usage.input_tokens + state.usage.output_tokens >= limits.max_tokens:
-            state.stop = "token_budget"
-            return state
-        if limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls and state.turns > 0:
-            state.stop = "tool_budget"
-            return state
-        if context_hook is not None:
-            new_messages, notes = context_hook(state.messages, system, specs)
-            if notes:
-                state.messages = new_messages
-                transcript.event("context_condensed", {"notes": notes})
+        _condense(spec, state, specs)
         state.turns += 1
-        transcript.turn = state.turns
-        request = ModelRequest(
-            system=system, messages=list(state.messages), tools=specs, max_tokens=max_tokens,
-            tool_choice=tool_choice, metadata=dict(metadata or {}),
-        )
-        response = await call_model(model, request, transcript, state)
-        add_message(state, transcript, Message("assistant", response.content or [TextBlock("")]))
+        spec.events.turn = state.turns
+        request = ModelRequest(system=spec.system, messages=list(state.messages), tools=specs,
+                               max_tokens=spec.max_tokens, tool_choice=spec.tool_choice, context=spec.context(),
+                               stream=spec.stream, on_retry=spec.events.retry_reporter())
+        response = await call_model(spec, request, state)
+        add_message(state, spec.events, Message("assistant", response.content or [TextBlock("")]))
         uses = response.tool_uses()
         if uses:
-            results = await run_tool_calls(uses, toolbox, allowed, ctx, transcript, state, limits)
-            add_message(state, transcript, Message("user", list(results)))
-            if is_done():
-                state.stop = "done"
+            results = await run_tool_calls(spec, uses, state)
+            add_message(state, spec.events, Message("user", list(results)))
+            if state.terminal is not None:
+                state.stop = LoopStop.DONE
                 return state
             continue
         text = response.text()
-        if response.stop_reason == "pause_turn" and continuations < MAX_CONTINUATIONS:
+        if response.stop_reason is StopReason.PAUSE_TURN and continuations < MAX_CONTINUATIONS:
             continuations += 1  # the server paused a long turn: send it back to let it go on
             continue
-        if response.stop_reason == "max_tokens" and continuations < MAX_CONTINUATIONS:
+        if response.stop_reason is StopReason.MAX_TOKENS and continuations < MAX_CONTINUATIONS:
             continuations += 1
             partial_text += text
-            add_message(state, transcript, Message("user", [TextBlock(CONTINUE_PROMPT)]))
+            add_message(state, spec.events, Message("user", [TextBlock(spec.continue_prompt)]))
             continue
         state.final_text = partial_text + text
-        state.stop = response.stop_reason or "end_turn"
+        state.stop = LoopStop.of(response.stop_reason)
         return state

@@ -1,14 +1,20 @@
-"""The model seam: one request in (system, messages, tools, limits), one response out
-(content blocks, stop reason, usage). Every provider adapter implements `Model`.
+"""The model seam: one request in (system, messages, tools, limits, a typed context), one response
+out (content blocks, stop reason, usage). Every provider adapter implements `Model`.
 
 Blocks mirror the Anthropic Messages API shapes because they are a superset of what the
-other providers need; adapters translate at their edge.
+other providers need; adapters translate at their edge. A model decides from typed fields only:
+`request.context` says who is asking (role, allowed tools, limits, the delegation or the findings
+so far); no model parses prompt prose or error wording.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol, Union, runtime_checkable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol, Union, runtime_checkable
+
+if TYPE_CHECKING:
+    from .context import RequestContext
 
 
 @dataclass
@@ -57,16 +63,41 @@ class ToolSpec:
     input_schema: dict[str, Any]
 
 
-@dataclass
-class ModelRequest:
-    system: str
-    messages: list[Message]
-    tools: list[ToolSpec] = field(default_factory=list)
-    max_tokens: int = 4096
-    # "auto" (default), "any" (must call some tool), "none", or a tool name (must call it).
-    tool_choice: str = "auto"
-    # Hints for adapters (agent id, role, whether to stream). Never used to decide content.
-    metadata: dict[str, Any] = field(default_factory=dict)
+class ToolChoiceMode(StrEnum):
+    AUTO = "auto"  # the model decides
+    ANY = "any"  # it must call some tool
+    NONE = "none"  # it must not call a tool
+    TOOL = "tool"  # it must call the named tool
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    mode: ToolChoiceMode = ToolChoiceMode.AUTO
+    name: str | None = None  # with mode TOOL
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", ToolChoiceMode(self.mode))
+        if (self.mode is ToolChoiceMode.TOOL) != bool(self.name):
+            raise ValueError("a tool name goes with mode 'tool', and only with it")
+
+    @classmethod
+    def auto(cls) -> "ToolChoice":
+        return cls(ToolChoiceMode.AUTO)
+
+    @classmethod
+    def any(cls) -> "ToolChoice":
+        return cls(ToolChoiceMode.ANY)
+
+    @classmethod
+    def none(cls) -> "ToolChoice":
+        return cls(ToolChoiceMode.NONE)
+
+    @classmethod
+    def tool(cls, name: str) -> "ToolChoice":
+        return cls(ToolChoiceMode.TOOL, name)
+
+    def __str__(self) -> str:
+        return self.name if self.mode is ToolChoiceMode.TOOL and self.name else self.mode.value
 
 
 @dataclass
@@ -88,7 +119,49 @@ class Usage:
         return asdict(self)
 
 
-StopReason = str  # "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "pause_turn" | ...
+class StopReason(StrEnum):
+    """Why a model ended its reply (provider values mapped onto the Messages API's)."""
+
+    END_TURN = "end_turn"
+    TOOL_USE = "tool_use"
+    MAX_TOKENS = "max_tokens"
+    STOP_SEQUENCE = "stop_sequence"
+    PAUSE_TURN = "pause_turn"
+    REFUSAL = "refusal"
+    CONTEXT_EXCEEDED = "model_context_window_exceeded"
+    OTHER = "other"
+
+    @classmethod
+    def parse(cls, value: str | None) -> "StopReason":
+        if not value:
+            return cls.END_TURN
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.OTHER
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """An adapter is about to retry a call (reported to the calling agent's event stream)."""
+
+    model: str
+    status: int | str  # HTTP status, or "timeout" / "connection_error"
+    attempt: int
+    wait: float
+    error: str
+
+
+@dataclass
+class ModelRequest:
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 4096
+    tool_choice: ToolChoice = field(default_factory=ToolChoice)
+    context: "RequestContext | None" = None
+    stream: bool = False  # adapters: stream the reply (long outputs: no total deadline, only an idle one)
+    on_retry: Callable[[RetryNotice], None] | None = None
 
 
 @dataclass
@@ -103,14 +176,6 @@ class ModelResponse:
 
     def text(self) -> str:
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "content": [asdict(b) for b in self.content],
-            "stop_reason": self.stop_reason,
-            "usage": self.usage.to_dict(),
-            "model": self.model,
-        }
 
 
 class ModelError(Exception):
@@ -130,16 +195,3 @@ class Model(Protocol):
     is_language_model: bool
 
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
-
-
-def block_from_dict(d: dict[str, Any]) -> Block:
-    kind = d.get("type")
-    if kind == "text":
-        return TextBlock(text=d["text"])
-    if kind == "tool_use":
-        return ToolUseBlock(id=d["id"], name=d["name"], input=d.get("input") or {})
-    if kind == "tool_result":
-        return ToolResultBlock(
-            tool_use_id=d["tool_use_id"], content=d.get("content", ""), is_error=bool(d.get("is_error"))
-        )
-    raise ValueError(f"unknown block type {kind!r}")

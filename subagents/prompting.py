@@ -2,7 +2,8 @@
 
 Templates use `${name}` placeholders; a missing variable is an error. Every rendered prompt
 carries its file's content hash so runs record exactly which prompt text they used.
-A variant directory may hold only some files: the rest come from `default`.
+A variant is a folder name in `prompts/`, or a path to a folder of one's own; it may hold only
+some files: the rest come from `default`.
 """
 
 from __future__ import annotations
@@ -49,23 +50,37 @@ def variants() -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
 
 
+def prompt_names(root: Path | None = None) -> list[str]:
+    """The prompts a variant may override: the files of `default`."""
+    return sorted(p.stem for p in ((root or prompts_root()) / DEFAULT_VARIANT).glob("*.txt"))
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
 class PromptSet:
     """The prompts of one variant, with fallback to `default`; remembers what was used."""
 
     def __init__(self, variant: str = DEFAULT_VARIANT, root: Path | None = None) -> None:
         self.root = root or prompts_root()
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", variant) or ".." in variant or \
-                not (self.root / variant).is_dir():
-            known = ", ".join(variants()) if root is None else ""
-            raise PromptError(f"unknown prompt variant {variant!r}" + (f" (known: {known})" if known else ""))
-        self.variant = variant
+        self.variant, self.folder = self._locate(variant)
         self.used: dict[str, Prompt] = {}
 
+    def _locate(self, variant: str) -> tuple[str, Path]:
+        if _NAME.fullmatch(variant) and ".." not in variant and (self.root / variant).is_dir():
+            return variant, self.root / variant
+        path = Path(variant).expanduser()
+        if ("/" in variant or variant.startswith((".", "~"))) and path.is_dir():
+            return str(path), path
+        known = ", ".join(variants()) if self.root == prompts_root() else ""
+        raise PromptError(f"unknown prompt variant {variant!r}" + (f" (known: {known})" if known else "")
+                          + "; give a folder name in prompts/ or a path to a folder")
+
     def get(self, name: str) -> Prompt:
-        for v in (self.variant, DEFAULT_VARIANT):
-            path = self.root / v / f"{name}.txt"
+        for label, folder in ((self.variant, self.folder), (DEFAULT_VARIANT, self.root / DEFAULT_VARIANT)):
+            path = folder / f"{name}.txt"
             if path.is_file():
-                p = Prompt(v, name, path.read_text(encoding="utf-8"))
+                p = Prompt(label, name, path.read_text(encoding="utf-8"))
                 self.used[name] = p
                 return p
         raise PromptError(f"prompt {name!r} not found in variant {self.variant!r} or default")

@@ -9,15 +9,21 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+
+class SourceKind(StrEnum):
+    CORPUS = "corpus"
+    WEB = "web"
 
 
 @dataclass
 class Source:
     id: str
     key: str  # what identifies the passage: "corpus:<passage_id>" or "web:<url>#<n>"
-    kind: str  # "corpus" | "web"
+    kind: SourceKind
     title: str
     locator: str  # passage id or URL a reader can follow
     text: str  # text shown to an agent (grows when the passage is read in full)
@@ -37,7 +43,7 @@ class SourceRegistry:
         self,
         *,
         key: str,
-        kind: str,
+        kind: SourceKind | str,
         title: str,
         locator: str,
         text: str,
@@ -49,7 +55,7 @@ class SourceRegistry:
             sid = self._by_key.get(key)
             if sid is None:
                 sid = f"S{len(self._by_id) + 1}"
-                src = Source(sid, key, kind, title, locator, text, [], dict(meta or {}))
+                src = Source(sid, key, SourceKind(kind), title, locator, text, [], dict(meta or {}))
                 self._by_id[sid] = src
                 self._by_key[key] = sid
             else:
@@ -71,11 +77,14 @@ class SourceRegistry:
     def __len__(self) -> int:
         return len(self._by_id)
 
-    def all(self) -> list[Source]:
-        return list(self._by_id.values())
-
     def to_json(self) -> list[dict[str, Any]]:
-        return [asdict(s) for s in self._by_id.values()]
+        return [{**asdict(s), "kind": s.kind.value} for s in self._by_id.values()]
+
+    @staticmethod
+    def read(path: Path) -> list[Source]:
+        """A saved registry (sources.json) read back."""
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [Source(**{**d, "kind": SourceKind(d["kind"])}) for d in data]
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(path.suffix + ".tmp")

@@ -1,13 +1,16 @@
 """The tool seam: a tool has a name, a description, a pydantic model for its input (whose JSON
 schema the model sees) and an async `run`. Any failure becomes an `is_error` tool result that
 the model can read and act on; a tool never crashes its agent.
+
+A *terminal* tool ends its agent's loop when it succeeds; the loop returns its validated input
+(`submit_findings` returns the findings this way).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable
 
 from pydantic import BaseModel, ValidationError
@@ -26,7 +29,6 @@ class ToolContext:
 
     agent_id: str
     sources: SourceRegistry
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -35,11 +37,24 @@ class Tool:
     description: str
     args: type[BaseModel]
     run: Callable[[Any, ToolContext], Awaitable[str]]  # receives a validated `args` instance
+    terminal: bool = False  # a successful call ends the agent's loop
+    input_schema: dict[str, Any] | None = None  # overrides the schema derived from `args`
 
     def spec(self) -> ToolSpec:
-        schema = self.args.model_json_schema()
-        schema.pop("title", None)
+        schema = self.input_schema
+        if schema is None:
+            schema = self.args.model_json_schema()
+            schema.pop("title", None)
         return ToolSpec(self.name, self.description, schema)
+
+
+@dataclass
+class ToolOutcome:
+    """One call's result block, and the validated input when the call succeeded."""
+
+    result: ToolResultBlock
+    args: BaseModel | None = None
+    terminal: bool = False  # a terminal tool succeeded
 
 
 def format_validation_error(err: ValidationError) -> str:
@@ -77,28 +92,31 @@ class Toolbox:
         return [self._tools[n].spec() for n in names]
 
     async def call(self, use: ToolUseBlock, allowed: Iterable[str], ctx: ToolContext) -> ToolResultBlock:
+        return (await self.run(use, allowed, ctx)).result
+
+    async def run(self, use: ToolUseBlock, allowed: Iterable[str], ctx: ToolContext) -> ToolOutcome:
         allowed = set(allowed)
         if use.name not in allowed:
-            return ToolResultBlock(
-                use.id,
-                f"Refused: tool {use.name!r} is not allowed for this agent. "
-                f"Allowed tools: {', '.join(sorted(allowed)) or '(none)'}.",
-                is_error=True,
-            )
+            return _error(use, f"Refused: tool {use.name!r} is not allowed for this agent. "
+                               f"Allowed tools: {', '.join(sorted(allowed)) or '(none)'}.")
         tool = self._tools.get(use.name)
         if tool is None:
-            return ToolResultBlock(use.id, f"Unknown tool {use.name!r}.", is_error=True)
+            return _error(use, f"Unknown tool {use.name!r}.")
         try:
             args = tool.args.model_validate(use.input)
         except ValidationError as e:
-            return ToolResultBlock(use.id, f"Invalid input for {use.name}: {format_validation_error(e)}", is_error=True)
+            return _error(use, f"Invalid input for {use.name}: {format_validation_error(e)}")
         try:
             content = await tool.run(args, ctx)
         except ToolError as e:
-            return ToolResultBlock(use.id, f"{use.name} failed: {e}", is_error=True)
+            return _error(use, f"{use.name} failed: {e}")
         except Exception as e:  # a tool bug must not kill the agent; the model reads it
-            return ToolResultBlock(use.id, f"{use.name} failed unexpectedly: {type(e).__name__}: {e}", is_error=True)
-        return ToolResultBlock(use.id, content)
+            return _error(use, f"{use.name} failed unexpectedly: {type(e).__name__}: {e}")
+        return ToolOutcome(ToolResultBlock(use.id, content), args, tool.terminal)
+
+
+def _error(use: ToolUseBlock, message: str) -> ToolOutcome:
+    return ToolOutcome(ToolResultBlock(use.id, message, is_error=True))
 
 
 def untrusted(label: str, payload: Any) -> str:

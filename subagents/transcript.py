@@ -1,86 +1,61 @@
 """Append-only JSONL transcripts, one file per agent, one line per event, flushed as written.
 
-Every line carries the identity of the event:
-    {"v": 1, "run_id", "agent_id", "parent_id", "seq", "turn", "kind", "ts", "t", "data"}
-`ts` is wall-clock ISO-8601 (UTC), `t` seconds since the run started (monotonic), `seq` the
-line's index in this file. Event kinds and their `data` are documented in runs/README.md.
-A crash loses at most the line being written.
+`TranscriptWriter` is an observer of a run's event stream: each agent's records go to
+`agents/<agent_id>.jsonl`, run-level records (run start/end, citation check, report) to
+`run.jsonl`. Every line is `EventRecord.to_json()`:
+    {"v", "run_id", "agent_id", "parent_id", "seq", "turn", "kind", "ts", "t", "data"}
+A crash loses at most the line being written; readers skip a torn last line.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import threading
-import time
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import IO, Any, Iterator
 
-SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|x-api-key|secret|password|token)$", re.I)
+from .events import RUN_AGENT, EventRecord
 
-
-def _scrub(obj: Any) -> Any:
-    """Never log secrets: drop values whose key names a credential."""
-    if isinstance(obj, dict):
-        return {k: ("[redacted]" if isinstance(k, str) and SECRET_KEYS.search(k) and isinstance(v, str) else _scrub(v))
-                for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_scrub(v) for v in obj]
-    return obj
+AGENTS_DIR = "agents"
+RUN_LOG = "run.jsonl"
 
 
-class Clock:
-    """Shared by all transcripts of a run so `t` values are comparable across agents."""
-
-    def __init__(self) -> None:
-        self.t0 = time.monotonic()
-
-    def now(self) -> float:
-        return round(time.monotonic() - self.t0, 6)
+def transcript_path(run_dir: Path, agent_id: str) -> Path:
+    return run_dir / RUN_LOG if agent_id == RUN_AGENT else run_dir / AGENTS_DIR / f"{agent_id}.jsonl"
 
 
-class Transcript:
-    def __init__(self, path: Path, *, run_id: str, agent_id: str, parent_id: str | None, clock: Clock) -> None:
-        self.path = path
-        self.run_id = run_id
-        self.agent_id = agent_id
-        self.parent_id = parent_id
-        self.clock = clock
-        self.turn = 0
-        self._seq = 0
+class TranscriptWriter:
+    """Writes every record to its agent's file as it happens."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._files: dict[str, IO[str]] = {}
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "a", encoding="utf-8")
+        self._closed = False
 
-    def event(self, kind: str, data: dict[str, Any] | None = None, *, turn: int | None = None) -> dict[str, Any]:
+    def on_event(self, record: EventRecord) -> None:
+        line = json.dumps(record.to_json(), ensure_ascii=False, default=str) + "\n"
         with self._lock:
-            line = {
-                "v": 1,
-                "run_id": self.run_id,
-                "agent_id": self.agent_id,
-                "parent_id": self.parent_id,
-                "seq": self._seq,
-                "turn": self.turn if turn is None else turn,
-                "kind": kind,
-                "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-                "t": self.clock.now(),
-                "data": _scrub(data or {}),
-            }
-            self._seq += 1
-            if not self._fh.closed:
-                self._fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
-                self._fh.flush()
-            return line
+            if self._closed:
+                return
+            fh = self._files.get(record.agent_id)
+            if fh is None:
+                path = transcript_path(self.run_dir, record.agent_id)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fh = self._files[record.agent_id] = open(path, "a", encoding="utf-8")
+            fh.write(line)
+            fh.flush()
 
     def close(self) -> None:
         with self._lock:
-            if not self._fh.closed:
-                self._fh.close()
+            self._closed = True
+            for fh in self._files.values():
+                fh.close()
+            self._files.clear()
 
 
 def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Read a transcript, tolerating a torn last line (a crash mid-write)."""
+    """Read a transcript's lines as dicts, tolerating a torn last line (a crash mid-write)."""
     with open(path, encoding="utf-8") as fh:
         for raw in fh:
             raw = raw.strip()
@@ -90,3 +65,9 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(raw)
             except json.JSONDecodeError:
                 return
+
+
+def read_records(path: Path) -> Iterator[EventRecord]:
+    """Read a transcript back into typed records."""
+    for line in read_events(path):
+        yield EventRecord.from_json(line)

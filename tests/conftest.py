@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from subagents.model import ModelRequest, ModelResponse, ToolResultBlock
-from subagents.scripted import text, tool_call
+from subagents.models.scripted import text, tool_call
 from subagents.tools import Tool, ToolContext, ToolError, untrusted
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,13 +58,12 @@ def submit_first_hit(request: ModelRequest) -> ModelResponse:
 
 
 def lead_report_from_findings(request: ModelRequest) -> ModelResponse:
-    """A scripted lead step: cite every claim of the last findings."""
-    content = request.messages[-1].content[0].content  # the delegate tool result
-    data = json.loads(re.search(r"<findings[^>]*>\s*(.*?)\s*</findings>", content, re.S).group(1))
+    """A scripted lead step: cite every claim of the last round's findings (read from the typed context)."""
+    assert request.context is not None and request.context.rounds, "the lead's context has no findings"
     lines = ["# Report", ""]
-    for sub in data["subagents"]:
-        for c in sub["claims"]:
-            lines.append(f"{c['text']} [{', '.join(c['source_ids'])}]")
+    for sub in request.context.rounds[-1].subagents:
+        for c in sub.findings.claims:
+            lines.append(f"{c.text} [{', '.join(c.source_ids)}]")
     return text("\n".join(lines))
 
 

@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
 import pytest
 import trio
 
-from subagents.anthropic_model import AnthropicModel
+from subagents.models.claude import AnthropicModel
 from subagents.model import (
     Message,
     ModelAuthError,
     ModelError,
     ModelRequest,
+    RetryNotice,
     TextBlock,
+    ToolChoice,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
 )
-from subagents.providers import ModelConfigError, ProviderSettings, default_models, resolve_model
-from subagents.ratelimit import RateLimiter
+from subagents.models.ratelimit import RateLimiter
+from subagents.models.resolve import ModelConfigError, ModelFactory, ModelSettings, Provider, default_models, resolve_model
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, error, hang, text, tool_use
 from tests.fakes.anthropic_server import anthropic_server  # noqa: F401  (fixture)
 
@@ -41,8 +44,9 @@ def req(*messages: Message, **kw: Any) -> ModelRequest:
 
 
 def recorder() -> tuple[list[tuple[str, dict[str, Any]]], Any]:
+    """An `on_retry` that keeps what each retry notice said."""
     events: list[tuple[str, dict[str, Any]]] = []
-    return events, lambda kind, data: events.append((kind, data))
+    return events, lambda n: events.append(("model_retry", dataclasses.asdict(n)))
 
 
 async def test_plain_text_and_usage(anthropic_server: FakeAnthropicServer) -> None:
@@ -91,7 +95,7 @@ async def test_streaming_assembles_final_message(anthropic_server: FakeAnthropic
             usage={"input_tokens": 40, "output_tokens": 33, "cache_read_input_tokens": 12},
         )
     )
-    r = await make(anthropic_server).complete(req(tools=[SEARCH], metadata={"stream": True}))
+    r = await make(anthropic_server).complete(req(tools=[SEARCH], stream=True))
     wire = anthropic_server.requests[0]
     assert wire.body["stream"] is True and wire.streamed
     assert [b.type for b in r.content] == ["text", "tool_use"]  # thinking skipped
@@ -110,7 +114,7 @@ async def test_thinking_blocks_skipped_in_json(anthropic_server: FakeAnthropicSe
 async def test_429_then_success_honours_retry_after(anthropic_server: FakeAnthropicServer) -> None:
     anthropic_server.push(error(429, retry_after=0.4), text("done"))
     events, log = recorder()
-    r = await make(anthropic_server).complete(req(metadata={"log": log}))
+    r = await make(anthropic_server).complete(req(on_retry=log))
     assert r.text() == "done"
     assert [k for k, _ in events] == ["model_retry"]
     data = events[0][1]
@@ -119,25 +123,20 @@ async def test_429_then_success_honours_retry_after(anthropic_server: FakeAnthro
     assert second.arrived - first.finished >= 0.35
 
 
-async def test_retry_after_ms_preferred_and_async_log(anthropic_server: FakeAnthropicServer) -> None:
+async def test_retry_after_ms_preferred(anthropic_server: FakeAnthropicServer) -> None:
     anthropic_server.push(error(529, retry_after=30, retry_after_ms=50), text("ok"))
-    seen: list[dict[str, Any]] = []
-
-    async def log(kind: str, data: dict[str, Any]) -> None:
-        await trio.sleep(0)
-        seen.append(data)
-
+    seen: list[RetryNotice] = []
     start = time.monotonic()
-    assert (await make(anthropic_server).complete(req(metadata={"log": log}))).text() == "ok"
+    assert (await make(anthropic_server).complete(req(on_retry=seen.append))).text() == "ok"
     assert time.monotonic() - start < 5
-    assert seen[0]["status"] == 529 and seen[0]["wait"] == pytest.approx(0.05)
+    assert seen[0].status == 529 and seen[0].wait == pytest.approx(0.05)
 
 
 async def test_529_until_retries_run_out(anthropic_server: FakeAnthropicServer) -> None:
     anthropic_server.push(*[error(529) for _ in range(3)])
     events, log = recorder()
     with pytest.raises(ModelError) as info:
-        await make(anthropic_server, max_retries=2).complete(req(metadata={"log": log}))
+        await make(anthropic_server, max_retries=2).complete(req(on_retry=log))
     assert not isinstance(info.value, ModelAuthError)
     assert "529" in str(info.value) and "3 attempts" in str(info.value)
     assert len(anthropic_server.requests) == 3
@@ -149,7 +148,7 @@ async def test_5xx_and_overloaded_stream_event_are_retried(anthropic_server: Fak
         error(500), Reply(stream_error={"type": "overloaded_error", "message": "Overloaded"}), text("finally")
     )
     events, log = recorder()
-    r = await make(anthropic_server).complete(req(metadata={"stream": True, "log": log}))
+    r = await make(anthropic_server).complete(req(stream=True, on_retry=log))
     assert r.text() == "finally"
     assert [d["status"] for _, d in events] == [500, 529]
 
@@ -159,7 +158,7 @@ async def test_hung_response_times_out_quickly(anthropic_server: FakeAnthropicSe
     events, log = recorder()
     start = time.monotonic()
     with pytest.raises(ModelError) as info:
-        await make(anthropic_server, timeout=0.3, max_retries=1).complete(req(metadata={"log": log}))
+        await make(anthropic_server, timeout=0.3, max_retries=1).complete(req(on_retry=log))
     assert time.monotonic() - start < 3
     assert "timeout" in str(info.value)
     assert events[0][1]["status"] == "timeout"
@@ -170,7 +169,7 @@ async def test_hung_stream_times_out(anthropic_server: FakeAnthropicServer) -> N
     anthropic_server.push(hang(30))
     start = time.monotonic()
     with pytest.raises(ModelError, match="timeout"):
-        await make(anthropic_server, timeout=0.3, max_retries=0).complete(req(metadata={"stream": True}))
+        await make(anthropic_server, timeout=0.3, max_retries=0).complete(req(stream=True))
     assert time.monotonic() - start < 3
 
 
@@ -243,7 +242,8 @@ async def test_cache_control_placement_on_the_wire(anthropic_server: FakeAnthrop
 )
 async def test_tool_choice_mapping(anthropic_server: FakeAnthropicServer, choice: str, wire: dict[str, Any]) -> None:
     anthropic_server.push(text("ok"))
-    await make(anthropic_server).complete(req(tools=[SEARCH, FETCH], tool_choice=choice))
+    tc = ToolChoice.tool(choice) if choice == "fetch" else ToolChoice(choice)
+    await make(anthropic_server).complete(req(tools=[SEARCH, FETCH], tool_choice=tc))
     body = anthropic_server.requests[0].body
     assert body["tool_choice"] == wire
     assert body["tools"][0] == {"name": "search", "description": "Search the web.", "input_schema": SEARCH.input_schema}
@@ -272,10 +272,14 @@ async def test_concurrent_calls_overlap_and_share_a_limiter() -> None:
 
 
 async def test_env_key_and_base_url(monkeypatch: pytest.MonkeyPatch, anthropic_server: FakeAnthropicServer) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
+    from lead_agent.settings import resolve_settings
+
+    # the entry point reads the key and the URL once; the SDK is handed both and never reads the environment
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # not this one: `environ` is what counts
+    settings = resolve_settings({"question": "q"}, use_config_file=False,
+                                environ={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": anthropic_server.base_url})
     anthropic_server.push(text("via env"))
-    model = AnthropicModel("claude-test")
+    model = ModelFactory(settings.models).model("claude-test")
     assert KEY not in repr(model)
     assert (await model.complete(req())).text() == "via env"
     headers = anthropic_server.requests[0].headers
@@ -283,26 +287,28 @@ async def test_env_key_and_base_url(monkeypatch: pytest.MonkeyPatch, anthropic_s
 
 
 def test_missing_key_fails_at_construction(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # the adapter never reads the environment itself
     with pytest.raises(ModelAuthError, match="ANTHROPIC_API_KEY is not set"):
-        AnthropicModel("claude-test")
+        AnthropicModel("claude-test", api_key="")
 
 
 # ---------------------------------------------------------------- provider resolution
 
 
 def test_resolve_without_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # keys come from the entry point, not the environment
     with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY") as info:
         resolve_model("claude-haiku-4-5")
     assert "\n" not in str(info.value)
     with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY"):
-        resolve_model("my-proxy-model", ProviderSettings(provider="anthropic"))
+        resolve_model("my-proxy-model", ModelSettings(provider=Provider.ANTHROPIC))
 
 
 def test_resolve_unknown_provider_and_model() -> None:
+    from subagents.models.resolve import parse_provider
+
     with pytest.raises(ModelConfigError, match="unknown provider 'gemini'"):
-        resolve_model("x", ProviderSettings(provider="gemini"))
+        parse_provider("gemini")
     with pytest.raises(ModelConfigError, match="unknown model 'gpt-7'"):
         resolve_model("gpt-7")
 
@@ -310,42 +316,51 @@ def test_resolve_unknown_provider_and_model() -> None:
 @pytest.mark.parametrize("url", ["ftp://host/v1", "http://", "localhost:11434/v1", "not a url", "http://host:99999999/v1"])
 def test_resolve_malformed_base_url(url: str) -> None:
     with pytest.raises(ModelConfigError, match="malformed base URL"):
-        resolve_model("llama3", ProviderSettings(provider="openai", base_url=url))
+        resolve_model("llama3", ModelSettings(provider=Provider.OPENAI, base_url=url))
     with pytest.raises(ModelConfigError, match="malformed base URL"):
-        resolve_model("claude-haiku-4-5", ProviderSettings(api_key=KEY, base_url=url))
+        resolve_model("claude-haiku-4-5", ModelSettings(anthropic_api_key=KEY, base_url=url))
 
 
 def test_resolve_refuses_credentials_in_the_base_url() -> None:
     with pytest.raises(ModelConfigError, match="must not contain credentials") as info:
-        resolve_model("llama3", ProviderSettings(provider="openai", base_url="http://me:s3cret@localhost:11434/v1"))
+        resolve_model("llama3", ModelSettings(provider=Provider.OPENAI, base_url="http://me:s3cret@localhost:11434/v1"))
     assert "s3cret" not in str(info.value)
 
 
 def test_resolve_openai_needs_base_url() -> None:
     with pytest.raises(ModelConfigError, match="--base-url"):
-        resolve_model("llama3", ProviderSettings(provider="openai"))
+        resolve_model("llama3", ModelSettings(provider=Provider.OPENAI))
 
 
 def test_resolve_builds_adapters_with_shared_limiter() -> None:
-    from subagents.openai_model import OpenAIModel
+    from subagents.models.openai_compat import OpenAIModel
 
-    shared: dict[str, Any] = {}
-    settings = ProviderSettings(api_key=KEY, extra={"requests_per_minute": 50, "timeout": 7.0, "max_retries": 1})
-    a = resolve_model("claude-haiku-4-5", settings, shared)
-    b = resolve_model("claude-opus-4-6", settings, shared)
+    factory = ModelFactory(ModelSettings(anthropic_api_key=KEY, requests_per_minute=50, timeout=7.0, max_retries=1,
+                                         base_url=None))
+    a = factory.model("claude-haiku-4-5")
+    b = factory.model("claude-opus-4-6")
     assert isinstance(a, AnthropicModel) and a.is_language_model and a.name == "claude-haiku-4-5"
-    assert a.limiter is shared["rate_limiter"] is b.limiter
+    assert isinstance(a.limiter, RateLimiter) and a.limiter is b.limiter
     assert a.timeout == 7.0 and a.policy.max_retries == 1
-    o = resolve_model("llama3", ProviderSettings(provider="openai", base_url="http://localhost:11434/v1/"), shared)
-    assert isinstance(o, OpenAIModel) and o.base_url == "http://localhost:11434/v1" and o.limiter is shared["rate_limiter"]
+    openai = ModelFactory(ModelSettings(provider=Provider.OPENAI, base_url="http://localhost:11434/v1/",
+                                        requests_per_minute=50))
+    o = openai.model("llama3")
+    assert isinstance(o, OpenAIModel) and o.base_url == "http://localhost:11434/v1" and o.limiter is not None
 
 
 def test_default_models() -> None:
-    assert default_models({}) == ("extractive", "extractive")
-    lead, sub = default_models({"ANTHROPIC_API_KEY": KEY})
+    from lead_agent.settings import resolve_settings
+
+    assert default_models(ModelSettings()) == ("extractive", "extractive")
+    lead, sub = default_models(ModelSettings(anthropic_api_key=KEY))
     assert lead.startswith("claude-opus") and sub.startswith("claude-haiku")
-    assert default_models({"ANTHROPIC_API_KEY": KEY, "RESEARCH_LEAD_MODEL": "claude-sonnet-4-5"})[0] == "claude-sonnet-4-5"
-    assert default_models({"RESEARCH_SUBAGENT_MODEL": "claude-haiku-4-5"}) == ("extractive", "claude-haiku-4-5")
+
+    def models(env: dict[str, str]) -> tuple[Any, Any]:
+        s = resolve_settings({"question": "q"}, environ=env, use_config_file=False)
+        return s.lead_model, s.subagent_model
+
+    assert models({"ANTHROPIC_API_KEY": KEY, "RESEARCH_LEAD_MODEL": "claude-sonnet-4-5"})[0] == "claude-sonnet-4-5"
+    assert models({"RESEARCH_SUBAGENT_MODEL": "claude-haiku-4-5"}) == ("extractive", "claude-haiku-4-5")
 
 
 async def test_failing_handler_is_reported_not_hidden() -> None:

@@ -300,18 +300,16 @@ def test_index_lives_in_cache_not_in_corpus(corpus_dir: Path, cache: Path, monke
         assert cache in ix.db_path.parents
     assert all_files(corpus_dir) == files_before
 
-    env_cache = tmp_path / "env-cache"
-    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(env_cache))
-    with CorpusIndex.open(corpus_dir) as ix:
+    other_cache = tmp_path / "other-cache"
+    with CorpusIndex.open(corpus_dir, other_cache) as ix:
         ix.update()
         key = hashlib.sha256(os.path.realpath(corpus_dir).encode()).hexdigest()[:16]
-        assert ix.db_path == env_cache / "corpus" / key / "index.sqlite"
+        assert ix.db_path == other_cache / "corpus" / key / "index.sqlite"
         assert ix.db_path.exists()
     assert all_files(corpus_dir) == files_before
 
-    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(corpus_dir / "cache"))
     with pytest.raises(CorpusError, match="inside the corpus"):
-        CorpusIndex.open(corpus_dir)
+        CorpusIndex.open(corpus_dir, corpus_dir / "cache")
     assert all_files(corpus_dir) == files_before
 
 

@@ -10,7 +10,8 @@ import trio
 
 from lead_agent import api
 from subagents.model import ModelError
-from subagents.scripted import ScriptedModel, ScriptExhausted, Step, text, tool_call
+from subagents.models.scripted import ScriptedModel, ScriptExhausted, Step, text, tool_call
+from subagents.events import EventRecord, RunStarted
 from subagents.transcript import read_events
 
 from .conftest import lead_report_from_findings, note_tools, submit_first_hit
@@ -28,6 +29,17 @@ def task(objective: str, tools: list[str] | None = None, **extra) -> dict:
 
 def plan(*tasks: dict, rationale: str = "split by topic", qtype: str = "breadth_first") -> dict:
     return {"query_type": qtype, "rationale": rationale, "tasks": list(tasks)}
+
+
+class RunDirSeen:
+    """An observer that calls back with the run directory once the run has started."""
+
+    def __init__(self, callback) -> None:
+        self.callback = callback
+
+    def on_event(self, record: EventRecord) -> None:
+        if isinstance(record.event, RunStarted):
+            self.callback(Path(record.event.run_dir))
 
 
 def events(run_dir: Path, agent: str) -> list[dict]:
@@ -69,7 +81,7 @@ async def test_full_run_writes_run_directory_and_checked_report(tmp_path: Path) 
     # each subagent started with a fresh context holding only its own delegation
     first = sub.calls[0].messages
     assert len(first) == 1 and "<delegation>" in first[0].text()
-    assert all("gather ordering" not in c.messages[0].text() for c in sub.calls if c.metadata["agent_id"] == "r1-sub1")
+    assert all("gather ordering" not in c.messages[0].text() for c in sub.calls if c.context.agent_id == "r1-sub1")
 
 
 async def test_rejected_plan_goes_back_to_the_lead_which_fixes_it(tmp_path: Path) -> None:
@@ -90,13 +102,18 @@ async def test_rejected_plan_goes_back_to_the_lead_which_fixes_it(tmp_path: Path
     assert json.loads((result.run_dir / "plan.v1.json").read_text())["tasks"][0]["objective"] == "TaskGroup"
 
 
-async def test_too_many_tasks_rejected_with_the_limit(tmp_path: Path) -> None:
+async def test_too_many_tasks_rejected_with_the_limit_and_a_run_without_a_plan_fails(tmp_path: Path) -> None:
     lead = ScriptedModel([tool_call("delegate", plan(task("alpha topic"), task("beta topic"), task("gamma topic"))),
                           text("# No research was possible")])
-    result = await run(tmp_path, lead, ScriptedModel(), max_subagents=2)
+    with pytest.raises(api.RunFailed, match="never had a plan accepted") as info:
+        await run(tmp_path, lead, ScriptedModel(), max_subagents=2)
     err = lead.calls[1].messages[-1].content[0]
-    assert err.is_error and "limit of 2 subagents" in err.content
-    assert not (result.run_dir / "plan.v1.json").exists() and result.manifest["plans"] == []
+    assert err.is_error and "at most 2 task(s) in this run, not 3" in err.content
+    d = info.value.run_dir
+    m = json.loads((d / "manifest.json").read_text())
+    assert not (d / "plan.v1.json").exists() and m["plans"] == [] and m["plans_rejected"] == 1
+    assert m["status"] == "failed" and "never had a plan accepted (1 plan(s) rejected)" in m["error"]
+    assert not (d / "report.md").exists()
 
 
 async def test_effort_follows_the_query_type(tmp_path: Path) -> None:
@@ -108,7 +125,7 @@ async def test_effort_follows_the_query_type(tmp_path: Path) -> None:
     sub = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit])
     result = await run(tmp_path, lead, sub)
     err = lead.calls[1].messages[-1].content[0]
-    assert err.is_error and "straightforward question gets at most 1 subagent(s), not 2" in err.content
+    assert err.is_error and "straightforward plan may have at most 1 task(s) in this run, not 2" in err.content
     assert len(json.loads((result.run_dir / "plan.v1.json").read_text())["tasks"]) == 1
 
 
@@ -173,7 +190,7 @@ async def test_failing_subagent_does_not_cancel_siblings(tmp_path: Path) -> None
     result = await run(tmp_path, lead, ScriptedModel(per_agent=per))
     m = result.manifest
     status = {a["agent_id"]: a["status"] for a in m["agents"]}
-    assert status == {"lead": "completed", "r1-sub1": "ok", "r1-sub2": "failed", "r1-sub3": "ok"}
+    assert status == {"lead": "ok", "r1-sub1": "ok", "r1-sub2": "failed", "r1-sub3": "ok"}
     failed = next(a for a in m["agents"] if a["agent_id"] == "r1-sub2")
     assert "upstream exploded" in failed["error"]
     assert "## What is missing" in result.report and "upstream exploded" in result.report
@@ -194,7 +211,7 @@ async def test_exhausted_budget_ends_with_partial_findings(tmp_path: Path) -> No
     result = await run(tmp_path, lead, sub)
     agent = next(a for a in result.manifest["agents"] if a["agent_id"] == "r1-sub1")
     assert agent["status"] == "partial" and agent["stop"] == "tool_budget" and agent["tool_calls"] == 2
-    assert len(sub.calls) == 3 and sub.calls[-1].tool_choice == "submit_findings" and [t.name for t in sub.calls[-1].tools] == ["submit_findings"]
+    assert len(sub.calls) == 3 and str(sub.calls[-1].tool_choice) == "submit_findings" and [t.name for t in sub.calls[-1].tools] == ["submit_findings"]
 
 
 async def test_parallel_calls_past_the_budget_are_refused(tmp_path: Path) -> None:
@@ -207,9 +224,12 @@ async def test_parallel_calls_past_the_budget_are_refused(tmp_path: Path) -> Non
     calls: list[str] = []
     result = await api.research("q", runs_dir=tmp_path, lead_model=lead, subagent_model=sub,
                                 extra_tools=note_tools(DOCS, calls))
-    results = [e["data"] for e in events(result.run_dir, "r1-sub1") if e["kind"] == "tool_result"]
-    assert [r["is_error"] for r in results[:3]] == [False, False, True]
-    assert "budget" in results[2]["content"] and len(calls) == 2
+    evs = events(result.run_dir, "r1-sub1")
+    first_reply = next(e for e in evs if e["kind"] == "model_response")["data"]["content"]
+    ids = [b["id"] for b in first_reply if b["type"] == "tool_use"]
+    results = {e["data"]["id"]: e["data"] for e in evs if e["kind"] == "tool_result"}
+    assert [results[i]["is_error"] for i in ids] == [False, False, True]  # refused in the order of the calls
+    assert "budget" in results[ids[2]]["content"] and sorted(calls) == ["r1-sub1:TaskGroup", "r1-sub1:gather"]
 
 
 async def test_time_budget_ends_subagent_with_partial_findings(tmp_path: Path) -> None:
@@ -269,7 +289,7 @@ async def test_interrupt_marks_run_interrupted_and_keeps_transcripts(tmp_path: P
            "r1-sub2": [Step(tool_call("search_notes", {"query": "gather"}), delay=2), submit_first_hit]}
     started: list[Path] = []
     with pytest.raises(BaseException) as info:
-        await run(tmp_path, lead, ScriptedModel(per_agent=per), on_start=started.append)
+        await run(tmp_path, lead, ScriptedModel(per_agent=per), observers=[RunDirSeen(started.append)])
     assert api._is_interrupt(info.value)
     d = started[0]
     m = json.loads((d / "manifest.json").read_text())
@@ -296,11 +316,13 @@ def test_sync_wrapper(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("steps, message", [
     ([ModelError("lead upstream exploded")], "lead upstream exploded"),
-    ([text("")], "stopped without a report"),
+    ([text("")], "never had a plan accepted"),
+    ([tool_call("delegate", plan(task("TaskGroup"))), text("")], "stopped without a report"),
 ])
 async def test_failed_lead_ends_its_transcript_with_error_and_agent_end(tmp_path: Path, steps, message) -> None:
+    sub = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit])
     with pytest.raises(api.RunFailed) as info:
-        await run(tmp_path, ScriptedModel(steps), ScriptedModel())
+        await run(tmp_path, ScriptedModel(steps), sub)
     evs = events(info.value.run_dir, "lead")
     assert [e["kind"] for e in evs][-2:] == ["error", "agent_end"]
     assert message in evs[-2]["data"]["error"]
@@ -328,6 +350,6 @@ async def test_a_failure_right_after_the_run_directory_exists_still_ends_the_man
         raise RuntimeError("callback exploded")
 
     with pytest.raises(api.RunFailed):
-        await run(tmp_path, ScriptedModel(), ScriptedModel(), on_start=on_start)
+        await run(tmp_path, ScriptedModel(), ScriptedModel(), observers=[RunDirSeen(on_start)])
     m = json.loads((seen[0] / "manifest.json").read_text())
     assert m["status"] == "failed" and "callback exploded" in m["error"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from typing import Any
 
 import pytest
 
 from subagents.model import (
+    ToolChoice,
     Message,
     ModelAuthError,
     ModelError,
@@ -17,7 +20,7 @@ from subagents.model import (
     ToolSpec,
     ToolUseBlock,
 )
-from subagents.openai_model import OpenAIModel
+from subagents.models.openai_compat import OpenAIModel
 from tests.fakes.openai_server import ChatReply, FakeOpenAIServer, chat, chat_error, chat_tools
 from tests.fakes.openai_server import openai_server  # noqa: F401  (fixture)
 
@@ -40,7 +43,7 @@ def history() -> list[Message]:
 
 async def test_tool_calls_round_trip(openai_server: FakeOpenAIServer) -> None:
     openai_server.push(chat_tools(("search", {"q": "nurseries"}), ("search", '{"q": "cancel scopes"}'), content="More."))
-    r = await make(openai_server).complete(ModelRequest(system="Be brief.", messages=history(), tools=[SEARCH], tool_choice="any"))
+    r = await make(openai_server).complete(ModelRequest(system="Be brief.", messages=history(), tools=[SEARCH], tool_choice=ToolChoice.any()))
     body = openai_server.requests[0].body
     assert openai_server.requests[0].path == "/v1/chat/completions"
     assert "authorization" not in openai_server.requests[0].headers  # Ollama: no key
@@ -63,7 +66,8 @@ async def test_tool_calls_round_trip(openai_server: FakeOpenAIServer) -> None:
 )
 async def test_tool_choice_mapping(openai_server: FakeOpenAIServer, choice: str, wire: Any) -> None:
     openai_server.push(chat("ok"))
-    await make(openai_server).complete(ModelRequest(system="", messages=history()[:1], tools=[SEARCH], tool_choice=choice))
+    await make(openai_server).complete(ModelRequest(system="", messages=history()[:1], tools=[SEARCH],
+                                                    tool_choice=ToolChoice.tool(choice) if choice == "search" else ToolChoice(choice)))
     body = openai_server.requests[0].body
     assert body["tool_choice"] == wire
     assert body["messages"][0]["role"] == "user"  # no empty system message
@@ -107,7 +111,7 @@ async def test_api_key_sent_as_bearer(openai_server: FakeOpenAIServer) -> None:
 async def test_429_then_success(openai_server: FakeOpenAIServer) -> None:
     openai_server.push(chat_error(429, retry_after=0.2), chat("ok"))
     events: list[dict[str, Any]] = []
-    r = await make(openai_server).complete(ModelRequest(system="s", messages=history()[:1], metadata={"log": lambda k, d: events.append(d)}))
+    r = await make(openai_server).complete(ModelRequest(system="s", messages=history()[:1], on_retry=lambda n: events.append(dataclasses.asdict(n))))
     assert r.text() == "ok"
     assert events[0]["status"] == 429 and events[0]["wait"] == pytest.approx(0.2)
     first, second = openai_server.requests
@@ -145,5 +149,5 @@ async def test_connection_refused_is_retried_then_reported() -> None:
     events: list[dict[str, Any]] = []
     model = OpenAIModel("m", base_url=url, max_retries=1, backoff_base=0.01, timeout=2)
     with pytest.raises(ModelError, match="connection_error"):
-        await model.complete(ModelRequest(system="s", messages=history()[:1], metadata={"log": lambda k, d: events.append(d)}))
+        await model.complete(ModelRequest(system="s", messages=history()[:1], on_retry=lambda n: events.append(dataclasses.asdict(n))))
     assert events[0]["status"] == "connection_error"

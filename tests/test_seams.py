@@ -12,7 +12,8 @@ from subagents.model import ToolUseBlock
 from subagents.prompting import Prompt, PromptError, PromptSet
 from subagents.sources import SourceRegistry
 from subagents.tools import Tool, ToolContext, ToolError, Toolbox, untrusted
-from subagents.transcript import Clock, Transcript, read_events
+from subagents.events import AgentFailed, EventBus, EventRecord, ToolCalled
+from subagents.transcript import TranscriptWriter, read_events, read_records
 
 
 class Args(BaseModel):
@@ -64,15 +65,39 @@ def test_prompt_templates_fail_on_missing_variables(tmp_path: Path) -> None:
 
 
 def test_transcript_redacts_secrets_and_survives_a_torn_line(tmp_path: Path) -> None:
-    path = tmp_path / "a.jsonl"
-    t = Transcript(path, run_id="r", agent_id="a", parent_id=None, clock=Clock())
-    t.event("x", {"api_key": "sk-123", "headers": {"Authorization": "Bearer z"}, "ok": 1})
-    t.close()
+    bus = EventBus("r")
+    writer = TranscriptWriter(tmp_path)
+    bus.subscribe(writer)
+    bus.agent("a").emit(ToolCalled("t1", "fetch", {"api_key": "sk-123", "headers": {"Authorization": "Bearer z"},
+                                                   "ok": 1}))
+    writer.close()
+    path = tmp_path / "agents" / "a.jsonl"
     with open(path, "a") as fh:
-        fh.write('{"v": 1, "kind": "tor')  # a crash mid-write
+        fh.write('{"v": 2, "kind": "tor')  # a crash mid-write
     events = list(read_events(path))
     assert len(events) == 1 and "sk-123" not in path.read_text() and "Bearer z" not in path.read_text()
-    assert events[0]["data"]["ok"] == 1
+    assert events[0]["data"]["input"]["ok"] == 1 and events[0]["data"]["input"]["api_key"] == "[redacted]"
+    [record] = read_records(path)
+    assert isinstance(record, EventRecord) and isinstance(record.event, ToolCalled) and record.event.name == "fetch"
+
+
+def test_an_observer_error_reaches_every_observer_first() -> None:
+    bus = EventBus("r")
+    seen: list[str] = []
+
+    class Broken:
+        def on_event(self, record: EventRecord) -> None:
+            raise RuntimeError("observer exploded")
+
+    class Keeper:
+        def on_event(self, record: EventRecord) -> None:
+            seen.append(record.kind)
+
+    bus.subscribe(Broken())
+    bus.subscribe(Keeper())
+    with pytest.raises(RuntimeError, match="observer exploded"):
+        bus.agent("a").emit(AgentFailed("boom"))
+    assert seen == ["error"]
 
 
 def test_source_registry_ids_are_stable_and_text_grows() -> None:
@@ -88,7 +113,7 @@ def test_source_registry_ids_are_stable_and_text_grows() -> None:
 def test_context_hook_reserves_what_system_and_tools_really_take() -> None:
     from lead_agent.api import _context_hook
     from subagents.model import Message, TextBlock, ToolSpec
-    from subagents.scripted import ScriptedModel
+    from subagents.models.scripted import ScriptedModel
 
     hook = _context_hook(ScriptedModel(), window=3000)  # budget 2250 tokens
     spec = ToolSpec("search", "Search.", {"type": "object", "properties": {"q": {"type": "string"}}})
@@ -99,7 +124,7 @@ def test_context_hook_reserves_what_system_and_tools_really_take() -> None:
 
 
 def test_config_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
-    from lead_agent.config import ConfigError, load_settings
+    from lead_agent.settings import ConfigError, load_settings
 
     cfg = tmp_path / "research.toml"
     cfg.write_bytes(b'lead_model = "\xff"\n')
@@ -115,7 +140,7 @@ def test_words_keep_unicode_letters_whole() -> None:
 
 
 def test_config_file_values_out_of_range_are_errors(tmp_path: Path) -> None:
-    from lead_agent.config import ConfigError, load_settings
+    from lead_agent.settings import ConfigError, load_settings
 
     cfg = tmp_path / "c.toml"
     cfg.write_text("context_window = 0\n")

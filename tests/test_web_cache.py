@@ -115,11 +115,11 @@ async def test_recorded_private_response_is_not_served_to_a_guarded_agent(server
     assert r.is_error and "not a public address" in r.content
 
 
-def test_default_cache_dir_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_cache_dir_ignores_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the entry point resolves RESEARCH_CACHE_DIR and passes cache_dir; nothing below it reads the environment
     monkeypatch.setenv("RESEARCH_CACHE_DIR", str(tmp_path / "rc"))
-    assert WebConfig().resolved_cache_dir() == tmp_path / "rc" / "web"
-    monkeypatch.delenv("RESEARCH_CACHE_DIR")
     assert WebConfig().resolved_cache_dir() == Path.home() / ".cache" / "research-agents" / "web"
+    assert WebConfig(cache_dir=tmp_path / "rc" / "web").resolved_cache_dir() == tmp_path / "rc" / "web"
 
 
 def test_corrupt_entries_are_misses(tmp_path: Path) -> None:

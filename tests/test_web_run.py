@@ -337,7 +337,7 @@ async def test_replay_miss_is_a_tool_error_and_the_run_still_reports_the_gap(sit
             assert str(cache) in res["content"]
             misses += 1
         assert not any(c["name"] == "fetch_page" for c, _ in pairs)  # nothing to read
-        findings = next(e for e in events(result.run_dir, agent) if e["kind"] == "findings")["data"]
+        findings = next(e for e in events(result.run_dir, agent) if e["kind"] == "findings")["data"]["findings"]
         assert findings["status"] == "failed" and not findings["claims"]
     assert misses
     report = result.report

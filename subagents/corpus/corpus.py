@@ -61,10 +61,6 @@ class Corpus:
         self.indexes.append(ix)
         self._by_tag[ix.root_tag] = ix
 
-    @property
-    def roots(self) -> list[Path]:
-        return [ix.root for ix in self.indexes]
-
     def passage_count(self) -> int:
         return sum(ix.passage_count() for ix in self.indexes)
 

@@ -1,7 +1,7 @@
 """One corpus root indexed into SQLite FTS5.
 
-The index lives outside the corpus, in `$RESEARCH_CACHE_DIR/corpus/<sha256(realpath)[:16]>/
-index.sqlite` (RESEARCH_CACHE_DIR defaults to ~/.cache/research-agents; `cache_dir` replaces it).
+The index lives outside the corpus, in `<cache_dir>/corpus/<sha256(realpath)[:16]>/index.sqlite`
+(`cache_dir` is the configured cache root, by default ~/.cache/research-agents).
 Tables: `files` (relpath, mtime_ns, size, sha1, status), `chunks` (id = FTS rowid, file, chunk
 number, heading path) and `fts` (title, headings, body; 'porter unicode61'; ranked by
 bm25(10, 5, 1)). An update is one transaction: files whose mtime and size are unchanged are not
@@ -64,8 +64,8 @@ _WS = re.compile(r"\s+")
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("RESEARCH_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "research-agents"
+    """~/.cache/research-agents (the entry point passes the configured cache root)."""
+    return Path.home() / ".cache" / "research-agents"
 
 
 def resolve_root(root: Path | str) -> Path:
@@ -113,7 +113,7 @@ class CorpusIndex:
         real = resolve_root(root)
         db_path = index_path_for(real, Path(cache_dir).expanduser() if cache_dir else None)
         if is_inside(os.path.realpath(db_path), str(real)):
-            raise CorpusError(f"the index cache {db_path.parent} would be inside the corpus {real}; set RESEARCH_CACHE_DIR")
+            raise CorpusError(f"the index cache {db_path.parent} would be inside the corpus {real}; choose another --cache-dir")
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
             try:

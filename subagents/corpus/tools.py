@@ -7,10 +7,13 @@ read are served from SQLite in milliseconds, so they run directly in the async t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..sources import SourceKind
+from ..tool_names import READ_PASSAGE, SEARCH_CORPUS
 from ..tools import Tool, ToolContext, ToolError, untrusted
 from .corpus import Corpus
 from .records import CorpusError, Passage
@@ -22,7 +25,8 @@ class SearchCorpusArgs(BaseModel):
 
 
 class ReadPassageArgs(BaseModel):
-    passage_id: str = Field(min_length=1, description="A passage_id returned by search_corpus.")
+    passage_id: str = Field(min_length=1, description="A passage_id returned by search_corpus (its source_id, "
+                                                      "e.g. S4, works too).")
 
 
 SEARCH_DESCRIPTION = (
@@ -41,10 +45,14 @@ READ_DESCRIPTION = (
 )
 
 
+_KEY_PREFIX = "corpus:"
+_SOURCE_ID = re.compile(r"S\d+")
+
+
 def _register(ctx: ToolContext, p: Passage, text: str) -> str:
     src = ctx.sources.register(
         key=f"corpus:{p.passage_id}",
-        kind="corpus",
+        kind=SourceKind.CORPUS,
         title=p.title,
         locator=p.passage_id,
         text=text,
@@ -76,7 +84,7 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
 
     async def read_passage(args: ReadPassageArgs, ctx: ToolContext) -> str:
         try:
-            got = corpus.read(args.passage_id.strip())
+            got = corpus.read(_passage_id(args.passage_id.strip(), ctx))
         except CorpusError as e:
             raise ToolError(str(e)) from None
         p = got.passage
@@ -95,6 +103,15 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
             },
         )
 
+    def _passage_id(ref: str, ctx: ToolContext) -> str:
+        """A passage id, or the source id (S4) a search result listed for a corpus passage."""
+        src = ctx.sources.get(ref) if _SOURCE_ID.fullmatch(ref) else None
+        if src is None:
+            return ref
+        if src.kind is not SourceKind.CORPUS or not src.key.startswith(_KEY_PREFIX):
+            raise ToolError(f"{ref} is not a corpus passage (it is a {src.kind.value} source: {src.locator})")
+        return src.key[len(_KEY_PREFIX):]
+
     def _neighbour(ctx: ToolContext, passage_id: str, step: int) -> dict[str, Any] | None:
         """The chunk before/after, registered as a source of its own so it can be cited precisely."""
         base, _, n = passage_id.rpartition("#")
@@ -106,6 +123,6 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
                 "text": q.text}
 
     return [
-        Tool("search_corpus", SEARCH_DESCRIPTION, SearchCorpusArgs, search_corpus),
-        Tool("read_passage", READ_DESCRIPTION, ReadPassageArgs, read_passage),
+        Tool(SEARCH_CORPUS, SEARCH_DESCRIPTION, SearchCorpusArgs, search_corpus),
+        Tool(READ_PASSAGE, READ_DESCRIPTION, ReadPassageArgs, read_passage),
     ]

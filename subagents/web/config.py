@@ -6,18 +6,24 @@ a loopback server is a public host, an httpx transport.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     import httpx
 
     from .guard import Resolver
 
-CacheMode = Literal["read-through", "record", "replay", "off"]
-CACHE_MODES: tuple[str, ...] = ("read-through", "record", "replay", "off")
+class CacheMode(StrEnum):
+    READ_THROUGH = "read-through"  # serve entries younger than the TTL, else fetch live and store
+    RECORD = "record"  # always fetch live and store
+    REPLAY = "replay"  # recorded responses only; a miss is an error
+    OFF = "off"
+
+
+CACHE_MODES: tuple[str, ...] = tuple(m.value for m in CacheMode)
 
 # A synchronous search backend: (query, k) -> list of dicts with title/href/body (ddgs's shape).
 SearchBackend = Callable[[str, int], list[dict[str, Any]]]
@@ -26,10 +32,7 @@ DEFAULT_USER_AGENT = "Mozilla/5.0 (compatible; research-agents/0.1; research ass
 
 
 def default_cache_dir() -> Path:
-    """$RESEARCH_CACHE_DIR/web, else ~/.cache/research-agents/web."""
-    root = os.environ.get("RESEARCH_CACHE_DIR")
-    if root:
-        return Path(root).expanduser() / "web"
+    """~/.cache/research-agents/web (the entry point passes the configured cache root's web/)."""
     return Path.home() / ".cache" / "research-agents" / "web"
 
 
@@ -39,7 +42,7 @@ class WebConfig:
     allow_private_network: bool = False  # True only for tests on loopback / an explicit CLI flag
     resolver: "Resolver | None" = None  # async (host, port) -> [ip, ...]; None: trio getaddrinfo
     # --- the cache ---
-    cache_mode: CacheMode = "read-through"
+    cache_mode: CacheMode = CacheMode.READ_THROUGH
     cache_dir: Path | None = None  # None: default_cache_dir()
     ttl: float = 24 * 3600.0  # seconds a read-through entry stays fresh
     # --- fetching ---
@@ -69,6 +72,7 @@ class WebConfig:
     def __post_init__(self) -> None:
         if self.cache_mode not in CACHE_MODES:
             raise ValueError(f"cache_mode must be one of {CACHE_MODES}, not {self.cache_mode!r}")
+        self.cache_mode = CacheMode(self.cache_mode)
         if self.max_redirects < 0 or self.max_bytes <= 0:
             raise ValueError("max_redirects must be >= 0 and max_bytes > 0")
 

@@ -15,9 +15,11 @@ from typing import Any
 import trio
 from pydantic import BaseModel, Field
 
+from ..sources import SourceKind
+from ..tool_names import FETCH_PAGE, WEB_SEARCH
 from ..tools import Tool, ToolContext, ToolError, neutralise_markers, untrusted
 from .cache import WebCache, fetch_request, search_request
-from .config import WebConfig
+from .config import CacheMode, WebConfig
 from .extract import Page, extract_page, refuse_unsupported
 from .fetch import RawResponse, fetch_raw
 from .guard import GuardError, check_url
@@ -60,7 +62,7 @@ class WebTools:
 
     def __init__(self, config: WebConfig) -> None:
         self.config = config
-        self.cache = WebCache(config.resolved_cache_dir(), config.ttl) if config.cache_mode != "off" else None
+        self.cache = WebCache(config.resolved_cache_dir(), config.ttl) if config.cache_mode is not CacheMode.OFF else None
         self.search_limiter = trio.CapacityLimiter(max(1, config.search_concurrency))
         self.extract_limiter = trio.CapacityLimiter(max(1, config.extract_concurrency))
 
@@ -70,12 +72,12 @@ class WebTools:
         query = " ".join(query.split())
         if not query:
             raise ToolError("empty query")
-        if cache is not None and cfg.cache_mode in ("replay", "read-through"):
-            max_age = None if cfg.cache_mode == "replay" else cfg.ttl
+        if cache is not None and cfg.cache_mode in (CacheMode.REPLAY, CacheMode.READ_THROUGH):
+            max_age = None if cfg.cache_mode is CacheMode.REPLAY else cfg.ttl
             hit = cache.get_search(query, k, max_age=max_age)
             if hit is not None:
                 return [SearchResult(r["title"], r["url"], r.get("snippet", "")) for r in hit]
-            if cfg.cache_mode == "replay":
+            if cfg.cache_mode is CacheMode.REPLAY:
                 raise ToolError(
                     f"replay miss: no recorded response for {search_request(query, k)!r} in {cache.root}"
                 )
@@ -93,7 +95,7 @@ class WebTools:
                 )
         except trio.TooSlowError:
             raise ToolError(f"web search timed out after {cfg.search_timeout:g}s") from None
-        if cache is not None and cfg.cache_mode in ("record", "read-through"):
+        if cache is not None and cfg.cache_mode in (CacheMode.RECORD, CacheMode.READ_THROUGH):
             try:
                 cache.put_search(query, k, [r.to_dict() for r in results])
             except OSError:
@@ -115,16 +117,16 @@ class WebTools:
         cfg, cache = self.config, self.cache
         # the scheme/form/IP-literal check always comes first, cache or not
         await check_url(url, allow_private_network=cfg.allow_private_network, resolve=False)
-        if cache is not None and cfg.cache_mode in ("replay", "read-through"):
-            max_age = None if cfg.cache_mode == "replay" else cfg.ttl
+        if cache is not None and cfg.cache_mode in (CacheMode.REPLAY, CacheMode.READ_THROUGH):
+            max_age = None if cfg.cache_mode is CacheMode.REPLAY else cfg.ttl
             hit = cache.get_fetch(url, max_age=max_age)
             if hit is not None:
                 await self._check_recorded(hit)
                 return hit
-            if cfg.cache_mode == "replay":
+            if cfg.cache_mode is CacheMode.REPLAY:
                 raise ToolError(f"replay miss: no recorded response for {fetch_request(url)!r} in {cache.root}")
         raw = await fetch_raw(url, cfg, check_content_type=refuse_unsupported)
-        if cache is not None and cfg.cache_mode in ("record", "read-through"):
+        if cache is not None and cfg.cache_mode in (CacheMode.RECORD, CacheMode.READ_THROUGH):
             try:
                 cache.put_fetch(url, raw)
             except OSError:
@@ -158,7 +160,7 @@ class WebTools:
             title, snippet = neutralise_markers(r.title), neutralise_markers(r.snippet)
             src = ctx.sources.register(
                 key=f"web-search:{r.url}",
-                kind="web",
+                kind=SourceKind.WEB,
                 title=title,
                 locator=r.url,
                 text=snippet,
@@ -188,7 +190,7 @@ class WebTools:
                 locator = f"{page.url}#passage-{p.index}"
             src = ctx.sources.register(
                 key=f"web:{page.url}#{p.index}",
-                kind="web",
+                kind=SourceKind.WEB,
                 title=page.title,
                 locator=locator,
                 text=p.text,
@@ -214,8 +216,8 @@ class WebTools:
 
     def tools(self) -> list[Tool]:
         return [
-            Tool("web_search", WEB_SEARCH_DESCRIPTION, WebSearchArgs, self.run_web_search),
-            Tool("fetch_page", FETCH_PAGE_DESCRIPTION, FetchPageArgs, self.run_fetch_page),
+            Tool(WEB_SEARCH, WEB_SEARCH_DESCRIPTION, WebSearchArgs, self.run_web_search),
+            Tool(FETCH_PAGE, FETCH_PAGE_DESCRIPTION, FetchPageArgs, self.run_fetch_page),
         ]
 
 

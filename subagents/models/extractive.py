@@ -1,8 +1,9 @@
 """The extractive model: the offline default. No language model — a deterministic policy that
 drives the same agent loops through the same tool calls a language model would make.
 
-It is stateless like an API model: every decision is read from the request (the prompts' tagged
-sections, the tools offered, the tool results so far).
+It is stateless like an API model: every decision is read from the request's typed context (role,
+allowed tools, the lead's limits and findings so far, a subagent's delegation) and from the tool
+results so far. It never reads prompt prose, so any prompt variant drives it the same way.
 
 - Lead, first turn: classify the question (straightforward / breadth-first / depth-first) from
   its structure and call `delegate` with one task per compared entity, listed part or facet.
@@ -22,11 +23,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Message, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from .text import STOPWORDS, WORD, content_term_list, content_terms, sentences, stem, words
+from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
+from ..delegation import QueryType
+from ..model import (Message, ModelRequest, ModelResponse, StopReason, TextBlock, ToolResultBlock, ToolUseBlock,
+                     Usage)
+from ..text import STOPWORDS, WORD, content_term_list, content_terms, sentences, stem, words
+from ..tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_TOOLS, SUBMIT_FINDINGS
 
-SEARCH_TOOLS = ("search_corpus", "web_search")
-READ_TOOLS = {"read_passage": "passage_id", "fetch_page": "url"}
+READ_TOOLS = {READ_PASSAGE: "passage_id", FETCH_PAGE: "url"}
 MAX_QUERIES = 3
 MAX_READS = 4
 MAX_CLAIMS = 6
@@ -46,7 +50,7 @@ def _material(content: str) -> Any:
         return None
 
 
-def _respond(blocks: list[Any], stop: str) -> ModelResponse:
+def _respond(blocks: list[Any], stop: StopReason) -> ModelResponse:
     return ModelResponse(blocks, stop, Usage(), model="extractive")
 
 
@@ -54,10 +58,6 @@ def _uses(messages: list[Message]) -> list[tuple[ToolUseBlock, ToolResultBlock |
     """All tool calls so far with their results, in order."""
     results = {b.tool_use_id: b for m in messages for b in m.content if isinstance(b, ToolResultBlock)}
     return [(b, results.get(b.id)) for m in messages for b in m.content if isinstance(b, ToolUseBlock)]
-
-
-def _user_text(messages: list[Message]) -> str:
-    return "\n".join(b.text for m in messages if m.role == "user" for b in m.content if isinstance(b, TextBlock))
 
 
 # ---------------------------------------------------------------- question analysis
@@ -113,13 +113,14 @@ def _key_phrase(question: str, n: int = 7) -> str:
     return " ".join(seen[:n])
 
 
-def plan_tasks(question: str, tools: list[str], max_tasks: int) -> dict[str, Any]:
+def plan_tasks(question: str, tools: list[str], limits: LeadLimits) -> dict[str, Any]:
     qtype, parts, aspect = classify(question)
+    max_tasks = limits.tasks_per_query_type[QueryType(qtype)]
     key = _key_phrase(question)
     tasks: list[dict[str, Any]] = []
     if qtype == "breadth_first":
         aspect_terms = _key_phrase(aspect, 4) if aspect else ""
-        for part in parts[:min(max_tasks, 8)]:
+        for part in parts[:max_tasks]:
             others = [p for p in parts if p != part]
             tasks.append({
                 "objective": f"{part}: {aspect} (part of: {question})" if aspect else f"{part} (part of: {question})",
@@ -134,7 +135,7 @@ def plan_tasks(question: str, tools: list[str], max_tasks: int) -> dict[str, Any
             (f"Exceptions, errors, caveats and examples related to: {question}",
              [f"{_key_phrase(question, 3)} error exception", f"{_key_phrase(question, 3)} example"]),
         ]
-        for obj, queries in facets[:max(1, min(max_tasks, 4))]:
+        for obj, queries in facets[:max(1, max_tasks)]:
             tasks.append({"objective": obj, "queries": queries})
         rationale = "one topic that needs several angles: the direct answer, the mechanism, the caveats"
     else:
@@ -208,81 +209,73 @@ class ExtractiveModel:
     is_language_model = False
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        tools = {t.name for t in request.tools}
-        if "delegate" in tools:
-            return self._lead(request)
-        if "submit_findings" in tools:
-            return self._subagent(request)
-        return _respond([TextBlock("(extractive model: no task recognised in this request)")], "end_turn")
+        ctx = request.context
+        if ctx is not None and ctx.role is AgentRole.LEAD and ctx.limits is not None:
+            return self._lead(request, ctx, ctx.limits)
+        if ctx is not None and ctx.role is AgentRole.SUBAGENT and ctx.delegation is not None:
+            return self._subagent(request, ctx)
+        return _respond([TextBlock("(extractive model: no task recognised in this request)")], StopReason.END_TURN)
 
     # ---- lead
-    def _lead(self, request: ModelRequest) -> ModelResponse:
-        msgs = request.messages
-        question = _tag(_user_text(msgs[:1]), "question") or _user_text(msgs[:1])
-        tool_lines = _tag(request.system, "subagent_tools") or ""
-        sub_tools = re.findall(r"^- ([\w.-]+):", tool_lines, re.M)
-        limit = re.search(r"at most (\d+) tasks", request.system)
-        max_tasks = int(limit.group(1)) if limit else 3
-        calls = _uses(msgs)
+    def _lead(self, request: ModelRequest, ctx: RequestContext, limits: LeadLimits) -> ModelResponse:
+        question, rounds = ctx.question, list(ctx.rounds)
+        sub_tools = list(limits.subagent_tools)
+        calls = _uses(request.messages)
         last = calls[-1] if calls else None
-        if last is not None and last[1] is not None and last[1].is_error:
-            m = re.search(r"limit of (\d+) subagents", last[1].content)
-            if m:
-                max_tasks = int(m.group(1))
-            elif "no delegation rounds left" not in last[1].content:
-                return _respond([TextBlock(f"# {question}\n\nThe plan was rejected: {last[1].content}")], "end_turn")
-        rounds = [json.loads(f) for f in (_tag(r.content, "findings") for _, r in calls if r is not None and not r.is_error) if f]
-        if not rounds and not (last and last[1] is not None and "no delegation rounds left" in last[1].content):
-            return self._delegate(len(msgs), plan_tasks(question, sub_tools, max_tasks))
-        rounds_left = 0
-        for _, r in calls:
-            if r is not None and not r.is_error:
-                m = re.search(r'rounds_left="(\d+)"', r.content)
-                rounds_left = int(m.group(1)) if m else 0
+        if last is not None and last[0].name == DELEGATE and last[1] is not None and last[1].is_error \
+                and limits.rounds_left > 0:
+            # a plan this model made within the limits in force was refused: nothing more it can do
+            return _respond([TextBlock(f"# {question}\n\nNo plan was accepted.")], StopReason.END_TURN)
+        if not rounds and limits.rounds_left > 0:
+            return self._delegate(len(request.messages), plan_tasks(question, sub_tools, limits))
         gaps = self._gaps(rounds)
-        if gaps and rounds_left > 0 and len(rounds) < 2:
+        if gaps and limits.rounds_left > 0 and len(rounds) < 2:
+            most = limits.tasks_per_query_type[QueryType.DEPTH_FIRST]
             plan = {"query_type": "depth_first", "rationale": "gap round: " + "; ".join(g["why"] for g in gaps),
-                    "tasks": [dict(g["task"], tools=sub_tools) for g in gaps[:max_tasks]]}
-            return self._delegate(len(msgs), plan)
-        return _respond([TextBlock(self._report(question, rounds))], "end_turn")
+                    "tasks": [dict(g["task"], tools=sub_tools) for g in gaps[:most]]}
+            return self._delegate(len(request.messages), plan)
+        return _respond([TextBlock(self._report(question, rounds))], StopReason.END_TURN)
 
     @staticmethod
     def _delegate(n: int, plan: dict[str, Any]) -> ModelResponse:
-        return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_0", "delegate", plan)], "tool_use")
+        return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_0", DELEGATE, plan)], StopReason.TOOL_USE)
 
     @staticmethod
-    def _gaps(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        latest: dict[str, dict[str, Any]] = {}
+    def _gaps(rounds: list[RoundReport]) -> list[dict[str, Any]]:
+        latest: dict[str, Any] = {}
+        gap_objectives = {s.delegation.objective for r in rounds for s in r.subagents
+                          if s.delegation.objective.startswith("(gap)")}
         for rnd in rounds:
-            for sub in rnd.get("subagents", []):
-                obj = re.sub(r"^\(gap\) ", "", sub["objective"])
+            for sub in rnd.subagents:
+                obj = re.sub(r"^\(gap\) ", "", sub.delegation.objective)
                 prev = latest.get(obj)
-                if prev is None or len(sub["claims"]) >= len(prev["claims"]):
+                if prev is None or len(sub.findings.claims) >= len(prev.findings.claims):
                     latest[obj] = sub
         gaps = []
         for obj, sub in latest.items():
-            if sub["status"] == "ok" and len(sub["claims"]) >= MIN_CLAIMS_OK:
+            claims = sub.findings.claims
+            if sub.status.value == "ok" and len(claims) >= MIN_CLAIMS_OK:
                 continue
-            if obj.startswith("(gap)") or any(s["objective"] == f"(gap) {obj}" for r in rounds for s in r.get("subagents", [])):
+            if obj.startswith("(gap)") or f"(gap) {obj}" in gap_objectives:
                 continue
-            missing = " ".join(q.split("mentioned:")[-1] for q in sub.get("open_questions", []) if "mentioned:" in q)
+            missing = " ".join(q.split("mentioned:")[-1] for q in sub.findings.open_questions if "mentioned:" in q)
             key = _key_phrase(obj, 4)
             queries = [q for q in (f"{key} {missing}".strip(), key, " ".join(content_term_list(obj)[:3])) if q]
-            why = f"“{obj[:60]}” ended {sub['status']} with {len(sub['claims'])} claim(s)"
+            why = f"“{obj[:60]}” ended {sub.status.value} with {len(claims)} claim(s)"
             gaps.append({"why": why, "task": {"objective": f"(gap) {obj}", "queries": list(dict.fromkeys(queries)),
                                                "output_format": "Up to 6 claims quoted from the sources, with source ids.",
                                                "budget": {"max_tool_calls": 1 + MAX_QUERIES + MAX_READS, "max_seconds": 60}}})
         return gaps
 
     @staticmethod
-    def _report(question: str, rounds: list[dict[str, Any]]) -> str:
+    def _report(question: str, rounds: list[RoundReport]) -> str:
         claims: list[Candidate] = []
-        sections: list[tuple[str, list[dict[str, Any]], list[str]]] = []
+        sections: list[tuple[str, list[Any], list[str]]] = []
         for rnd in rounds:
-            for sub in rnd.get("subagents", []):
-                sections.append((sub["objective"], sub["claims"], sub.get("open_questions", [])))
-                for i, c in enumerate(sub["claims"]):
-                    claims.append(Candidate(c["text"], ",".join(c["source_ids"]), i))
+            for sub in rnd.subagents:
+                sections.append((sub.delegation.objective, sub.findings.claims, sub.findings.open_questions))
+                for i, c in enumerate(sub.findings.claims):
+                    claims.append(Candidate(c.text, ",".join(c.source_ids), i))
         top = rank_sentences(question, claims, 3)
         lines = [f"# {question}", "", "## Answer", ""]
         if top:
@@ -293,44 +286,45 @@ class ExtractiveModel:
         lines += ["", "## Findings"]
         open_qs: list[str] = []
         for objective, sub_claims, oq in sections:
-            rest = [c for c in sub_claims if c["text"] not in shown]
-            shown.update(c["text"] for c in rest)
+            rest = [c for c in sub_claims if c.text not in shown]
+            shown.update(c.text for c in rest)
             open_qs += oq
             if not rest:
                 continue
             lines += ["", f"### {objective}", ""]
-            lines += [f"- {c['text']} [{', '.join(c['source_ids'])}]" for c in rest]
+            lines += [f"- {c.text} [{', '.join(c.source_ids)}]" for c in rest]
         if open_qs:
             lines += ["", "## Open questions", ""] + [f"- {q}" for q in dict.fromkeys(open_qs)]
         return "\n".join(lines)
 
     # ---- subagent
-    def _subagent(self, request: ModelRequest) -> ModelResponse:
+    def _subagent(self, request: ModelRequest, ctx: RequestContext) -> ModelResponse:
         msgs = request.messages
-        delegation = json.loads(_tag(_user_text(msgs[:1]), "delegation") or "{}")
-        objective = delegation.get("objective", _user_text(msgs[:1]))
-        allowed = [t.name for t in request.tools]
+        assert ctx.delegation is not None
+        delegation = ctx.delegation.model_dump(mode="json")
+        objective = ctx.delegation.objective
+        allowed = list(ctx.allowed_tools)
         calls = _uses(msgs)
-        budget = int(delegation.get("budget", {}).get("max_tool_calls", 8))
+        budget = ctx.delegation.budget.max_tool_calls
         used = len(calls)
         search_tools = [t for t in SEARCH_TOOLS if t in allowed]  # corpus and web both, when given both
         searches = [(u, r) for u, r in calls if u.name in SEARCH_TOOLS]
         reads = [(u, r) for u, r in calls if u.name in READ_TOOLS]
         n = len(msgs)
-        if request.tool_choice not in ("submit_findings",) and search_tools and not searches and used < budget:
+        if not ctx.wrap_up and search_tools and not searches and used < budget:
             focus = _FACETS.sub("", objective)  # "(gap)" is a label, not a search term
             queries = list(dict.fromkeys(delegation.get("queries") or [])) or [_key_phrase(focus), focus]
             queries = list(dict.fromkeys(q for q in queries if content_terms(q)))[: min(MAX_QUERIES, budget - 1)]
             pairs = [(t, q) for q in (queries or [focus]) for t in search_tools][: max(1, budget - 1)]
             return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_{i}", t, {"query": q, "k": 8})
-                             for i, (t, q) in enumerate(pairs)], "tool_use")
-        if request.tool_choice not in ("submit_findings",) and searches and not reads and used < budget:
+                             for i, (t, q) in enumerate(pairs)], StopReason.TOOL_USE)
+        if not ctx.wrap_up and searches and not reads and used < budget:
             picks = self._pick_reads(searches, allowed, min(MAX_READS, budget - used))
             if picks:
                 return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_{i}", tool, {arg: value})
-                                 for i, (tool, arg, value) in enumerate(picks)], "tool_use")
-        return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_0", "submit_findings",
-                                      self._findings(objective, delegation, searches, reads))], "tool_use")
+                                 for i, (tool, arg, value) in enumerate(picks)], StopReason.TOOL_USE)
+        return _respond([ToolUseBlock(f"toolu_ex_{n:03d}_0", SUBMIT_FINDINGS,
+                                      self._findings(objective, delegation, searches, reads))], StopReason.TOOL_USE)
 
     @staticmethod
     def _pick_reads(searches: list[tuple[ToolUseBlock, ToolResultBlock | None]], allowed: list[str],
@@ -339,10 +333,10 @@ class ExtractiveModel:
         for _, res in searches:
             data = _material(res.content) if res is not None and not res.is_error else None
             for rank, item in enumerate((data or {}).get("results", [])):
-                if "passage_id" in item and "read_passage" in allowed:
-                    key = ("read_passage", "passage_id", item["passage_id"])
-                elif "url" in item and "fetch_page" in allowed:
-                    key = ("fetch_page", "url", item["url"])
+                if "passage_id" in item and READ_PASSAGE in allowed:
+                    key = (READ_PASSAGE, "passage_id", item["passage_id"])
+                elif "url" in item and FETCH_PAGE in allowed:
+                    key = (FETCH_PAGE, "url", item["url"])
                 else:
                     continue
                 fused[key] = fused.get(key, 0.0) + 1.0 / (60 + rank)

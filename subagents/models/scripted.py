@@ -2,19 +2,21 @@
 
 A step is a ModelResponse, an exception instance (raised), a callable (request -> response) or
 `Step(response, delay=s)`. Give one queue, or one queue per agent id (`per_agent`), since
-concurrent subagents reach a shared model in no fixed order.
+concurrent subagents reach a shared model in no fixed order: the queue is chosen by the
+request's typed context (`request.context.agent_id`), never by prompt text.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
 import trio
 
-from .model import ModelError, ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
+from ..model import ModelError, ModelRequest, ModelResponse, StopReason, TextBlock, ToolUseBlock, Usage
 
 
 class ScriptExhausted(ModelError):
@@ -33,12 +35,12 @@ _ids = itertools.count(1)
 
 
 def text(t: str, stop_reason: str = "end_turn", usage: Usage | None = None) -> ModelResponse:
-    return ModelResponse([TextBlock(t)], stop_reason, usage or Usage(10, 10))
+    return ModelResponse([TextBlock(t)], StopReason(stop_reason), usage or Usage(10, 10))
 
 
 def tool_call(name: str, input: dict[str, Any], *more: tuple[str, dict[str, Any]], usage: Usage | None = None) -> ModelResponse:
     blocks = [ToolUseBlock(f"toolu_{next(_ids):04d}", n, i) for n, i in ((name, input), *more)]
-    return ModelResponse(list(blocks), "tool_use", usage or Usage(10, 10))
+    return ModelResponse(list(blocks), StopReason.TOOL_USE, usage or Usage(10, 10))
 
 
 @dataclass
@@ -50,10 +52,9 @@ class ScriptedModel:
     calls: list[ModelRequest] = field(default_factory=list)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        snapshot = copy.deepcopy(ModelRequest(request.system, request.messages, request.tools, request.max_tokens,
-                                              request.tool_choice, {k: v for k, v in request.metadata.items() if k != "log"}))
+        snapshot = copy.deepcopy(dataclasses.replace(request, on_retry=None))
         self.calls.append(snapshot)
-        agent = request.metadata.get("agent_id", "")
+        agent = request.context.agent_id if request.context is not None else ""
         queue = self.per_agent.get(agent) if agent in self.per_agent else self.responses
         if not queue:
             raise ScriptExhausted(f"scripted model ran dry (call {len(self.calls)}, agent {agent or '?'})")

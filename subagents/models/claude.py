@@ -3,42 +3,45 @@
 - Retries are ours (the SDK client runs with max_retries=0) so each one is visible: 429, 408,
   409, 5xx incl. 529, connection errors and timeouts are retried with capped exponential
   backoff + jitter, honouring retry-after(-ms); each retry is reported through
-  `request.metadata["log"]` as kind "model_retry". 401/403 -> ModelAuthError, no retry;
+  the request's `on_retry` (recorded as `model_retry`). 401/403 -> ModelAuthError, no retry;
   other 4xx -> ModelError; retries exhausted -> ModelError naming the last status.
 - Prompt caching: `cache_control: ephemeral` on the last tool, the last system block and the
   last block of the last message (the growing conversation is written to the cache and read
   back on the next turn), plus the last block of the previous user turn — where the previous
   call put its breakpoint — so the read hits even when a turn adds many blocks. At most 4.
-- `request.metadata["stream"]` true -> messages.stream(...) and the final message assembled
+- `request.stream` true -> messages.stream(...) and the final message assembled
   from the SSE events (for the lead's long synthesis: no total deadline, only an idle one).
 """
 
 from __future__ import annotations
 
 import copy
-import os
 from typing import Any
 
 import anthropic
 import trio
 
-from .model import (
+from ..model import (
     Block,
     Message,
     ModelAuthError,
     ModelError,
     ModelRequest,
     ModelResponse,
+    StopReason,
     TextBlock,
+    ToolChoice,
+    ToolChoiceMode,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
 )
-from .adapter import PooledAdapter
-from .ratelimit import RateLimiter, TransientError, is_retryable_status, parse_retry_after
+from .pooled import PooledAdapter
+from .ratelimit import RateLimiter
+from .retry import TransientError, is_retryable_status, parse_retry_after
 
-API_KEY_ENV = "ANTHROPIC_API_KEY"
-BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+API_KEY_ENV = "ANTHROPIC_API_KEY"  # named in error messages; the entry point reads it
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
 # error types an SSE `error` event may carry mid-stream, mapped to the status they stand for
@@ -67,10 +70,10 @@ def message_to_api(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": content or [{"type": "text", "text": "(empty)"}]}
 
 
-def tool_choice_to_api(choice: str) -> dict[str, Any]:
-    if choice in ("auto", "any", "none"):
-        return {"type": choice}
-    return {"type": "tool", "name": choice}
+def tool_choice_to_api(choice: ToolChoice) -> dict[str, Any]:
+    if choice.mode is ToolChoiceMode.TOOL:
+        return {"type": "tool", "name": choice.name}
+    return {"type": choice.mode.value}
 
 
 def build_params(request: ModelRequest, model: str) -> dict[str, Any]:
@@ -134,7 +137,7 @@ def response_from_api(message: Any, fallback_model: str) -> ModelResponse:
     )
     return ModelResponse(
         content=blocks,
-        stop_reason=str(message.stop_reason or "end_turn"),
+        stop_reason=StopReason.parse(message.stop_reason),
         usage=usage,
         model=getattr(message, "model", None) or fallback_model,
     )
@@ -148,7 +151,7 @@ class AnthropicModel(PooledAdapter):
         self,
         model: str,
         *,
-        api_key: str | None = None,
+        api_key: str,
         base_url: str | None = None,
         limiter: RateLimiter | None = None,
         timeout: float = 120.0,
@@ -156,7 +159,7 @@ class AnthropicModel(PooledAdapter):
         max_backoff: float = 30.0,
         backoff_base: float = 0.5,
     ) -> None:
-        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        key = api_key
         if not key:
             raise ModelAuthError(
                 f"{API_KEY_ENV} is not set: export it to use Claude models "
@@ -165,7 +168,8 @@ class AnthropicModel(PooledAdapter):
         super().__init__(model, limiter=limiter, timeout=timeout, max_retries=max_retries,
                          max_backoff=max_backoff, backoff_base=backoff_base)
         self._api_key = key
-        self._base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+        # explicit, so the SDK never falls back to reading the environment itself
+        self._base_url = base_url or DEFAULT_BASE_URL
 
     def __repr__(self) -> str:  # never shows the key
         return f"AnthropicModel({self.name!r}, base_url={self._base_url!r})"
@@ -182,8 +186,7 @@ class AnthropicModel(PooledAdapter):
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         params = build_params(request, self.name)
-        stream = bool(request.metadata.get("stream"))
-        return await self._with_retries(request, lambda: self._attempt(copy.deepcopy(params), stream))
+        return await self._with_retries(request, lambda: self._attempt(copy.deepcopy(params), request.stream))
 
     async def _attempt(self, params: dict[str, Any], stream: bool) -> ModelResponse:
         client = self._get_client()

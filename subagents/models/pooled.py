@@ -8,9 +8,10 @@ from typing import Any, Awaitable, Callable
 
 import trio
 
-from .model import ModelRequest, ModelResponse, Usage
-from .ratelimit import RateLimiter, RetryPolicy, with_retries
-from .tokens import estimate_request_tokens
+from ..model import ModelRequest, ModelResponse, Usage
+from ..tokens import estimate_request_tokens
+from .ratelimit import RateLimiter
+from .retry import RetryPolicy, with_retries
 
 
 class PooledAdapter:
@@ -50,7 +51,7 @@ class PooledAdapter:
 
     async def _with_retries(self, request: ModelRequest, attempt: Callable[[], Awaitable[ModelResponse]]) -> ModelResponse:
         estimate = estimate_request_tokens(request)
-        response = await with_retries(attempt, policy=self.policy, what=self.name, log=request.metadata.get("log"),
+        response = await with_retries(attempt, policy=self.policy, what=self.name, on_retry=request.on_retry,
                                       limiter=self.limiter, estimated_tokens=estimate)
         if self.limiter is not None:
             self.limiter.record(estimate, self._billed_tokens(response.usage))

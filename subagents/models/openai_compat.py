@@ -10,7 +10,7 @@ still pairs with a tool result, the tool's argument validation then fails with a
 result the model can read and correct, instead of the whole turn failing.
 
 `max_tokens` is sent as "max_tokens" (what Ollama / vLLM / llama.cpp accept). Same retry
-policy as the Anthropic adapter (see ratelimit.with_retries).
+policy as the Anthropic adapter (see retry.with_retries).
 """
 
 from __future__ import annotations
@@ -21,27 +21,31 @@ from typing import Any
 import httpx
 import trio
 
-from .model import (
+from ..model import (
     Block,
     Message,
     ModelAuthError,
     ModelError,
     ModelRequest,
     ModelResponse,
+    StopReason,
     TextBlock,
+    ToolChoice,
+    ToolChoiceMode,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
 )
-from .adapter import PooledAdapter
-from .ratelimit import RateLimiter, TransientError, is_retryable_status, parse_retry_after
+from .pooled import PooledAdapter
+from .ratelimit import RateLimiter
+from .retry import TransientError, is_retryable_status, parse_retry_after
 
 FINISH_REASONS = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "refusal",
+    "stop": StopReason.END_TURN,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "length": StopReason.MAX_TOKENS,
+    "content_filter": StopReason.REFUSAL,
 }
 
 
@@ -69,12 +73,12 @@ def messages_to_api(system: str, messages: list[Message]) -> list[dict[str, Any]
     return out
 
 
-def tool_choice_to_api(choice: str) -> Any:
-    if choice == "any":
+def tool_choice_to_api(choice: ToolChoice) -> Any:
+    if choice.mode is ToolChoiceMode.ANY:
         return "required"
-    if choice in ("auto", "none"):
-        return choice
-    return {"type": "function", "function": {"name": choice}}
+    if choice.mode is ToolChoiceMode.TOOL:
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice.mode.value
 
 
 def build_body(request: ModelRequest, model: str) -> dict[str, Any]:
@@ -123,9 +127,9 @@ def response_from_api(payload: dict[str, Any], fallback_model: str) -> ModelResp
             )
         )
     finish = choice.get("finish_reason")
-    stop = FINISH_REASONS.get(finish, finish or "end_turn")
-    if any(isinstance(b, ToolUseBlock) for b in blocks) and stop == "end_turn":
-        stop = "tool_use"  # Ollama reports "stop" alongside tool calls
+    stop = FINISH_REASONS.get(finish) or StopReason.parse(finish)
+    if any(isinstance(b, ToolUseBlock) for b in blocks) and stop is StopReason.END_TURN:
+        stop = StopReason.TOOL_USE  # Ollama reports "stop" alongside tool calls
     u = payload.get("usage") or {}
     cached = ((u.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0
     usage = Usage(

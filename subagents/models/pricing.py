@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .model import Usage
+from ..model import Usage
 
 PRICING_FILE = Path(__file__).with_name("pricing.json")
 PER = 1_000_000

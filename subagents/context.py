@@ -1,0 +1,72 @@
+"""The typed context a model receives with every request, besides the messages.
+
+It says who is asking and under which limits: the role, the tools this agent may call, and
+  - for the lead: the question, the limits in force (tasks per query type, rounds left, the tools
+    subagents can be given) and every finished round's findings as objects;
+  - for a subagent: its `Delegation`.
+Offline and test models decide from these fields; language models read the prompts, which say
+the same in prose. A prompt variant can therefore never break a model that reads the context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Mapping
+
+from .delegation import Delegation, Findings, QueryType
+
+
+class AgentRole(StrEnum):
+    LEAD = "lead"
+    SUBAGENT = "subagent"
+    JUDGE = "judge"
+    SINGLE = "single"  # one agent with every tool, no delegation (a baseline)
+
+
+class AgentStatus(StrEnum):
+    RUNNING = "running"
+    OK = "ok"
+    PARTIAL = "partial"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    ESTIMATED = "estimated"  # a lead that planned for an estimate and stopped
+
+
+@dataclass(frozen=True)
+class LeadLimits:
+    tasks_per_query_type: Mapping[QueryType, int]
+    max_rounds: int
+    rounds_left: int
+    subagent_tools: tuple[str, ...]  # tool names a delegation may give
+
+
+@dataclass(frozen=True)
+class SubagentReport:
+    """What the lead learns of one subagent after a round."""
+
+    agent_id: str
+    delegation: Delegation
+    status: AgentStatus
+    findings: Findings
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class RoundReport:
+    round: int
+    subagents: tuple[SubagentReport, ...]
+    source_titles: Mapping[str, str] = field(default_factory=dict)  # cited source id -> title
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    role: AgentRole
+    agent_id: str
+    allowed_tools: tuple[str, ...]
+    question: str = ""  # the lead's (and a single agent's) research question
+    delegation: Delegation | None = None  # a subagent's task
+    limits: LeadLimits | None = None  # the lead's limits in force
+    rounds: tuple[RoundReport, ...] = ()  # the lead: findings of every finished round
+    plans_rejected: int = 0  # the lead: delegate calls refused so far
+    wrap_up: bool = False  # a budget ran out: submit what you have

@@ -1,0 +1,236 @@
+"""A run directory as data: its layout, and `read_run(path)` that loads it back into typed objects.
+
+The state of a run is a fold over its events (`RunTrace.apply`): the live manifest keeper and the
+reader use the same fold, so a run read back after a crash says what its transcripts say, never
+what a half-written manifest claimed.
+
+    runs/<run_id>/
+      manifest.json         the folded state, rewritten atomically as the run goes
+      run.jsonl             run-level events (start, citation check, report, end)
+      agents/<agent>.jsonl  one transcript per agent
+      plan.vN.json          every accepted plan version
+      sources.json          every retrieved passage with its id and the text shown
+      report.md             the citation-checked report
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .context import AgentRole, AgentStatus
+from .delegation import Delegation, Findings
+from .events import (RUN_AGENT, AgentEnded, AgentFailed, AgentStarted, CitationChecked, EstimateMade, EventRecord,
+                     FindingsSubmitted, ModelResponded, PlanAccepted, PlanRejected, ReportWritten, RoundEnded,
+                     RoundStarted, RunEnded, RunStarted, RunStatus, ToolCalled)
+from .loop import CallRecord
+from .model import Usage
+from .models.pricing import add_costs, cost
+from .sources import Source, SourceRegistry
+from .tool_names import SUBMIT_FINDINGS
+from .transcript import AGENTS_DIR, RUN_LOG, read_records
+
+MANIFEST = "manifest.json"
+SOURCES = "sources.json"
+REPORT = "report.md"
+
+
+def plan_file(version: int) -> str:
+    return f"plan.v{version}.json"
+
+
+@dataclass
+class AgentTrace:
+    """One agent, folded from its events."""
+
+    agent_id: str
+    parent_id: str | None = None
+    role: AgentRole | None = None
+    model: str = ""
+    round: int | None = None
+    question: str | None = None
+    delegation: Delegation | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    status: AgentStatus = AgentStatus.RUNNING
+    stop: str = ""
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    calls: list[CallRecord] = field(default_factory=list)
+    tool_calls: int = 0
+    turns: int = 0
+    started: float | None = None
+    ended: float | None = None
+    findings: Findings | None = None
+    records: list[EventRecord] = field(default_factory=list)
+
+    def apply(self, rec: EventRecord, keep: bool = True) -> None:
+        if keep:
+            self.records.append(rec)
+        e = rec.event
+        self.turns = max(self.turns, rec.turn)
+        if isinstance(e, AgentStarted):
+            self.role, self.model, self.round = e.role, e.model, e.round
+            self.question, self.delegation, self.allowed_tools = e.question, e.delegation, list(e.allowed_tools)
+            self.started, self.parent_id = rec.t, rec.parent_id
+        elif isinstance(e, ModelResponded):
+            self.usage = self.usage + e.usage
+            self.calls.append(CallRecord(e.model, e.usage, e.seconds))
+        elif isinstance(e, ToolCalled) and e.name != SUBMIT_FINDINGS:
+            self.tool_calls += 1
+        elif isinstance(e, FindingsSubmitted):
+            self.findings = e.findings
+        elif isinstance(e, AgentFailed):
+            self.error = e.error
+        elif isinstance(e, AgentEnded):
+            self.status, self.stop, self.error = e.status, e.stop, e.error or self.error
+            self.usage, self.tool_calls, self.turns, self.ended = e.usage, e.tool_calls, e.turns, rec.t
+
+    @property
+    def finished(self) -> bool:
+        return self.status is not AgentStatus.RUNNING
+
+    def cost_usd(self) -> float | None:
+        return add_costs(*(cost(c.usage, c.model) for c in self.calls))
+
+
+@dataclass
+class RoundTrace:
+    round: int
+    agent_ids: list[str]
+    started: float
+    ended: float | None = None
+
+
+@dataclass
+class RunTrace:
+    """A whole run, folded from every agent's events and the run-level events."""
+
+    run_id: str = ""
+    started: RunStarted | None = None
+    started_at: str = ""  # wall clock of the run start
+    status: RunStatus = RunStatus.RUNNING
+    error: str | None = None
+    finished_at: str | None = None
+    agents: dict[str, AgentTrace] = field(default_factory=dict)
+    plans: list[PlanAccepted] = field(default_factory=list)
+    rejections: list[PlanRejected] = field(default_factory=list)
+    rounds: dict[int, RoundTrace] = field(default_factory=dict)
+    citation: CitationChecked | None = None
+    estimate: dict[str, Any] | None = None
+    report_path: str | None = None
+    prompts: dict[str, dict[str, str]] = field(default_factory=dict)
+    last_t: float = 0.0
+
+    def apply(self, rec: EventRecord, keep: bool = True) -> None:
+        self.run_id = self.run_id or rec.run_id
+        self.last_t = max(self.last_t, rec.t)
+        if rec.agent_id == RUN_AGENT:
+            self._apply_run(rec)
+            return
+        agent = self.agents.get(rec.agent_id)
+        if agent is None:
+            agent = self.agents[rec.agent_id] = AgentTrace(rec.agent_id, rec.parent_id)
+        agent.apply(rec, keep)
+        e = rec.event
+        if isinstance(e, AgentStarted):
+            self.prompts.update(e.prompts)
+        elif isinstance(e, PlanAccepted):
+            self.plans.append(e)
+        elif isinstance(e, PlanRejected):
+            self.rejections.append(e)
+        elif isinstance(e, RoundStarted):
+            self.rounds[e.round] = RoundTrace(e.round, list(e.agent_ids), rec.t)
+        elif isinstance(e, RoundEnded) and e.round in self.rounds:
+            self.rounds[e.round].ended = rec.t
+
+    def _apply_run(self, rec: EventRecord) -> None:
+        e = rec.event
+        if isinstance(e, RunStarted):
+            self.started, self.started_at = e, rec.ts
+        elif isinstance(e, CitationChecked):
+            self.citation = e
+        elif isinstance(e, EstimateMade):
+            self.estimate = e.estimate
+        elif isinstance(e, ReportWritten):
+            self.report_path = e.path
+        elif isinstance(e, RunEnded):
+            self.status, self.error, self.finished_at = e.status, e.error, rec.ts
+            self.prompts.update(e.prompts)
+
+    @property
+    def question(self) -> str:
+        return self.started.question if self.started else ""
+
+    def ordered_agents(self) -> list[AgentTrace]:
+        """The lead first, then subagents in plan order (round, task), then anything else."""
+        order: dict[str, tuple[int, int]] = {}
+        for p in self.plans:
+            for i, t in enumerate(p.tasks):
+                order.setdefault(t.agent_id, (p.round, i))
+        agents = list(self.agents.values())
+        return sorted(agents, key=lambda a: (a.role is not AgentRole.LEAD,
+                                             order.get(a.agent_id, (10**6, agents.index(a)))))
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for a in self.agents.values():
+            total = total + a.usage
+        return total
+
+    def cost_usd(self) -> float | None:
+        return add_costs(*(a.cost_usd() for a in self.agents.values()))
+
+
+@dataclass
+class Run:
+    """A run directory read back: the folded trace plus the files beside it."""
+
+    path: Path
+    trace: RunTrace
+    manifest: dict[str, Any]
+    sources: list[Source]
+    report: str | None
+
+    @property
+    def run_id(self) -> str:
+        return self.trace.run_id or str(self.manifest.get("run_id", self.path.name))
+
+    @property
+    def status(self) -> str:
+        """The final status from the events; a run whose events stop without an end is `running`
+        (still going) or was killed — the manifest's word is taken only when the events have none."""
+        if self.trace.status is not RunStatus.RUNNING:
+            return self.trace.status.value
+        return str(self.manifest.get("status", RunStatus.RUNNING.value))
+
+
+def iter_records(path: Path) -> Iterable[EventRecord]:
+    """Every event of a run directory: run-level first, then each agent's transcript."""
+    run_log = path / RUN_LOG
+    if run_log.is_file():
+        yield from read_records(run_log)
+    agents = path / AGENTS_DIR
+    if agents.is_dir():
+        for f in sorted(agents.glob("*.jsonl")):
+            yield from read_records(f)
+
+
+def fold(records: Iterable[EventRecord]) -> RunTrace:
+    trace = RunTrace()
+    for rec in sorted(records, key=lambda r: (r.t, r.agent_id, r.seq)):
+        trace.apply(rec)
+    return trace
+
+
+def read_run(path: Path) -> Run:
+    """Load a run directory (finished, running or crashed) into typed objects."""
+    path = Path(path)
+    manifest_path = path / MANIFEST
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    sources_path = path / SOURCES
+    sources = SourceRegistry.read(sources_path) if sources_path.is_file() else []
+    report_path = path / REPORT
+    report = report_path.read_text(encoding="utf-8") if report_path.is_file() else None
+    return Run(path=path, trace=fold(iter_records(path)), manifest=manifest, sources=sources, report=report)
