@@ -1,7 +1,7 @@
 """Offline research benchmark on python3-doc: per question, wall time, subagents, passages cited and
 citation-check pass rate. Target: each run <= 20 s on a 2-core machine.
 
-    python bench/bench_research.py [--corpus /usr/share/doc/python3.11/html]
+    python bench/bench_research.py [--corpus /usr/share/doc/python3.11/html] [--questions N]
 
 Uses a fresh index cache (its build time is printed separately) and a temporary runs directory.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -35,24 +34,25 @@ TARGET_S = 20.0
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="/usr/share/doc/python3.11/html")
+    ap.add_argument("--questions", type=int, default=len(QUESTIONS), help="run only the first N questions")
     args = ap.parse_args()
     if not Path(args.corpus).is_dir():
         print(f"corpus not found: {args.corpus} (apt-get install -y python3-doc)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["RESEARCH_CACHE_DIR"] = str(Path(tmp) / "cache")
-        os.environ.pop("ANTHROPIC_API_KEY", None)
+        cache = Path(tmp) / "cache"
         from lead_agent.api import research_sync
         from subagents.corpus import Corpus
 
         t0 = time.perf_counter()
-        Corpus.open([Path(args.corpus)]).close()
+        Corpus.open([Path(args.corpus)], cache_dir=cache).close()
         print(f"index build (fresh cache): {time.perf_counter() - t0:.1f}s\n")
         print(f"{'wall s':>7} {'subs':>4} {'rounds':>6} {'cited':>5} {'pass':>5}  question")
         walls, rates = [], []
-        for q in QUESTIONS:
+        for q in QUESTIONS[: args.questions]:
             t = time.perf_counter()
-            r = research_sync(q, corpus=[args.corpus], runs_dir=Path(tmp) / "runs")
+            r = research_sync(q, corpus=[args.corpus], runs_dir=Path(tmp) / "runs", cache_dir=cache,
+                              use_config_file=False, environ={})  # offline: no key, no config
             wall = time.perf_counter() - t
             m = r.manifest
             subs = sum(1 for a in m["agents"] if a["role"] == "subagent")

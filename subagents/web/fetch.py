@@ -23,6 +23,7 @@ import trio
 
 from ..tools import ToolError
 from .config import WebConfig
+from .guard import CheckedTarget as Target
 from .guard import check_url, normalise_url
 
 REDIRECT_CODES = (301, 302, 303, 307, 308)
@@ -106,17 +107,9 @@ async def fetch_raw(
         raise ToolError(f"timed out after {config.total_timeout:g}s fetching {start_url}") from None
 
 
-async def _fetch(
-    start_url: httpx.URL,
-    config: WebConfig,
-    check_content_type: Callable[[str], None] | None,
-) -> RawResponse:
-    timeout = httpx.Timeout(
-        connect=config.connect_timeout,
-        read=config.read_timeout,
-        write=config.read_timeout,
-        pool=config.connect_timeout,
-    )
+def _client(config: WebConfig) -> httpx.AsyncClient:
+    timeout = httpx.Timeout(connect=config.connect_timeout, read=config.read_timeout, write=config.read_timeout,
+                            pool=config.connect_timeout)
     if config.transport is not None:
         transport: httpx.AsyncBaseTransport = _Borrowed(config.transport)
     else:
@@ -124,72 +117,78 @@ async def _fetch(
         transport = httpx.AsyncHTTPTransport(
             verify=_shared_ssl_context(), trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
         )
-    client = httpx.AsyncClient(
-        transport=transport,
-        timeout=timeout,
-        follow_redirects=False,
-        trust_env=False,
-        headers={"User-Agent": config.user_agent, "Accept": ACCEPT},
-    )
+    return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
+                             headers={"User-Agent": config.user_agent, "Accept": ACCEPT})
+
+
+async def _send_pinned(client: httpx.AsyncClient, target: Target) -> httpx.Response:
+    """GET the checked address itself (no second DNS lookup), with the original Host header and SNI."""
+    pinned = target.url.copy_with(host=target.address)
+    extensions = {}
+    if target.url.scheme == "https" and target.host != target.address:
+        extensions["sni_hostname"] = target.host
+    request = client.build_request("GET", pinned, headers={"Host": _host_header(target.url)}, extensions=extensions)
+    try:
+        return await client.send(request, stream=True)
+    except httpx.TimeoutException as e:
+        raise ToolError(f"timed out fetching {target.url} ({type(e).__name__})") from None
+    except httpx.HTTPError as e:
+        raise ToolError(f"could not fetch {target.url}: {type(e).__name__}: {e or 'connection failed'}") from None
+
+
+def _redirect_target(response: httpx.Response, target: Target) -> httpx.URL | None:
+    """The next URL of a redirect, or None when the response is not one."""
+    if response.status_code not in REDIRECT_CODES:
+        return None
+    location = response.headers.get("location")
+    if not location:
+        raise ToolError(f"HTTP {response.status_code} redirect without a Location from {target.url}")
+    try:
+        return target.url.join(location.strip())
+    except (httpx.InvalidURL, ValueError) as e:
+        raise ToolError(f"bad redirect Location {location[:200]!r} from {target.url}: {e}") from None
+
+
+async def _read_body(response: httpx.Response, target: Target, config: WebConfig,
+                     check_content_type: Callable[[str], None] | None) -> tuple[str, str | None, bytes]:
+    if not 200 <= response.status_code < 300:
+        raise ToolError(f"HTTP {response.status_code} {response.reason_phrase} from {target.url}")
+    media, charset = parse_content_type(response.headers.get("content-type"))
+    if check_content_type is not None:
+        check_content_type(media)
+    return media, charset, await _read_capped(response, config.max_bytes, target.url)
+
+
+async def _fetch(
+    start_url: httpx.URL,
+    config: WebConfig,
+    check_content_type: Callable[[str], None] | None,
+) -> RawResponse:
     current = start_url
     redirects: list[str] = []
     private = False
-    async with client:
+    async with _client(config) as client:
         for _hop in range(config.max_redirects + 1):
-            target = await check_url(
-                current, allow_private_network=config.allow_private_network, resolver=config.resolver
-            )
+            target = await check_url(current, allow_private_network=config.allow_private_network,
+                                     resolver=config.resolver)
             private = private or target.private
-            pinned = target.url.copy_with(host=target.address)
-            extensions = {}
-            if target.url.scheme == "https" and target.host != target.address:
-                extensions["sni_hostname"] = target.host
-            request = client.build_request(
-                "GET", pinned, headers={"Host": _host_header(target.url)}, extensions=extensions
-            )
+            response = await _send_pinned(client, target)
             try:
-                response = await client.send(request, stream=True)
-            except httpx.TimeoutException as e:
-                raise ToolError(f"timed out fetching {target.url} ({type(e).__name__})") from None
-            except httpx.HTTPError as e:
-                raise ToolError(f"could not fetch {target.url}: {type(e).__name__}: {e or 'connection failed'}") from None
-            try:
-                if response.status_code in REDIRECT_CODES:
-                    location = response.headers.get("location")
-                    if not location:
-                        raise ToolError(f"HTTP {response.status_code} redirect without a Location from {target.url}")
-                    try:
-                        nxt = target.url.join(location.strip())
-                    except (httpx.InvalidURL, ValueError) as e:
-                        raise ToolError(f"bad redirect Location {location[:200]!r} from {target.url}: {e}") from None
+                nxt = _redirect_target(response, target)
+                if nxt is not None:
                     redirects.append(str(target.url))
                     current = nxt
                     continue
-                if not 200 <= response.status_code < 300:
-                    raise ToolError(
-                        f"HTTP {response.status_code} {response.reason_phrase} from {target.url}"
-                    )
-                media, charset = parse_content_type(response.headers.get("content-type"))
-                if check_content_type is not None:
-                    check_content_type(media)
-                body = await _read_capped(response, config.max_bytes, target.url)
+                media, charset, body = await _read_body(response, target, config, check_content_type)
             except httpx.TimeoutException as e:
                 raise ToolError(f"timed out reading {target.url} ({type(e).__name__})") from None
             except httpx.HTTPError as e:
                 raise ToolError(f"could not fetch {target.url}: {type(e).__name__}: {e}") from None
             finally:
                 await response.aclose()
-            return RawResponse(
-                url=str(target.url),
-                requested_url=str(start_url),
-                status=response.status_code,
-                content_type=media,
-                charset=charset,
-                body=body,
-                redirects=redirects,
-                private=private,
-                fetched_at=time.time(),
-            )
+            return RawResponse(url=str(target.url), requested_url=str(start_url), status=response.status_code,
+                               content_type=media, charset=charset, body=body, redirects=redirects, private=private,
+                               fetched_at=time.time())
     raise ToolError(f"too many redirects (more than {config.max_redirects}) starting from {start_url}")
 
 

@@ -1,0 +1,62 @@
+"""Every benchmark the README shows runs, at a small size, so that no bench can silently rot.
+
+The README's bench commands are read from the README itself; each needs an entry in SMALL (the
+arguments that make it quick), so a bench added to the README without one fails here."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+from .test_cli import ASYNCIO_PAGE, OTHER
+
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+
+
+def small_corpus(tmp: Path) -> Path:
+    root = tmp / "docs"
+    (root / "library").mkdir(parents=True)
+    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
+    for name, body in OTHER.items():
+        (root / name).write_text(body)
+    return root
+
+
+SMALL = {
+    "bench_corpus.py": lambda tmp: ["--root", str(small_corpus(tmp))],
+    "bench_research.py": lambda tmp: ["--corpus", str(small_corpus(tmp)), "--questions", "2"],
+    "bench_parallel.py": lambda tmp: ["--latency", "0.01", "--tps", "100000"],  # the default 10 subagents
+    "bench_extract.py": lambda tmp: ["--root", str(PYTHON_DOCS), "--pages", "3"],
+    "bench_startup.py": lambda tmp: ["--repeat", "1"],
+}
+NEEDS_PYTHON_DOCS = {"bench_extract.py"}
+
+
+def readme_benches() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    return sorted(set(re.findall(r"\.venv/bin/python (bench/\w+\.py)", readme)))
+
+
+def test_the_readme_shows_the_benches() -> None:
+    shown = readme_benches()
+    assert shown and all((ROOT / b).is_file() for b in shown)
+    assert {Path(b).name for b in shown} == set(SMALL), "give every README bench a small size in SMALL"
+
+
+@pytest.mark.parametrize("bench", readme_benches())
+def test_bench_runs_as_the_readme_shows(bench: str, tmp_path: Path) -> None:
+    name = Path(bench).name
+    if name in NEEDS_PYTHON_DOCS and not PYTHON_DOCS.is_dir():
+        pytest.skip("python3-doc is not installed (.ci/run installs it)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))}
+    env["HOME"] = str(tmp_path)  # no user config, no user cache
+    proc = subprocess.run([sys.executable, str(ROOT / bench), *SMALL[name](tmp_path)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and proc.stdout.strip()

@@ -1,0 +1,71 @@
+"""The README stays true: its layout table matches the tree, and its quick-start research runs as written."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+
+
+def layout_rows() -> list[list[str]]:
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in table.splitlines():
+        if line.startswith("| `"):
+            rows.append(re.findall(r"`([^`]+)`", line.split("|")[1]))
+    return rows
+
+
+def listed_paths() -> set[Path]:
+    paths = set()
+    for cells in layout_rows():
+        base = Path(cells[0]).parent
+        for i, cell in enumerate(cells):
+            paths.add(ROOT / (cell if i == 0 or "/" in cell else base / cell))
+    return paths
+
+
+def test_every_path_in_the_layout_table_exists() -> None:
+    missing = [str(p.relative_to(ROOT)) for p in listed_paths() if not p.exists()]
+    assert not missing, f"README layout names paths that do not exist: {missing}"
+
+
+def test_every_module_is_in_the_layout_table() -> None:
+    listed = listed_paths()
+    dirs = {p for p in listed if p.is_dir()}
+    unlisted = []
+    for pkg in ("subagents", "lead_agent"):
+        for f in (ROOT / pkg).rglob("*.py"):
+            if f.name == "__init__.py" or f in listed or any(d in f.parents for d in dirs):
+                continue
+            unlisted.append(str(f.relative_to(ROOT)))
+    assert not unlisted, f"modules missing from the README layout table: {unlisted}"
+
+
+def quick_start_research() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Quick start", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    command = block.strip().split("&&")[-1].strip()
+    assert command.startswith(".venv/bin/research run ")
+    return shlex.split(command)
+
+
+@pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="python3-doc is not installed (.ci/run installs it)")
+def test_the_quick_start_research_runs_as_written(tmp_path: Path) -> None:
+    argv = quick_start_research()
+    argv[0] = str(ROOT / argv[0])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))}
+    env["HOME"] = str(tmp_path)  # a fresh machine: no config, no index cache
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "No language model was used" in proc.stdout and "## References" in proc.stdout
+    assert "Run saved to" in proc.stdout and (tmp_path / "runs").is_dir()
