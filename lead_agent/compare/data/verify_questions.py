@@ -230,7 +230,7 @@ def summary(rows: list[dict]) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("usage: python3 verify_questions.py CORPUS_ROOT QUESTIONS.jsonl", file=sys.stderr)
         return 2
     corpus_root, questions = Path(argv[1]), Path(argv[2])
     if not corpus_root.is_dir():
