@@ -1,0 +1,1 @@
+"""Comparing delegation prompts: experiments, metrics, judge, statistics, reports."""
