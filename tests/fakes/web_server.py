@@ -12,6 +12,18 @@
 Or serve a directory (`FakeWebServer(root=Path(...))`): files under it are served with a
 content type from their extension. Unknown paths answer 404. Sleeps wake up when the server
 stops, so a test with a hung response still finishes fast.
+
+HTTPS: `FakeWebServer(tls=True, hostnames=("docs.example.test",))` serves TLS with a certificate
+for those names (and the listening address) from a throwaway CA made by `trustme`. A client that
+trusts `srv.client_ssl_context()` (or `srv.ca`) verifies the certificate; the name the client
+sent in SNI is recorded per request (`RecordedRequest.sni`), and failed handshakes (a client
+that does not trust the CA, or asks for another name) in `srv.tls_errors`. `srv.base_url` is then
+https://127.0.0.1:<port>; `srv.url(path, host="docs.example.test")` names a host instead.
+
+Compressed bodies: `srv.add(path, body, ..., encoding="gzip")` (or "deflate") stores the body
+compressed and sends `Content-Encoding`; `srv.gzip_bomb(path, decoded_size)` serves a small gzip
+body that decodes to `decoded_size` bytes, for decoded-size caps. ("br" only with the brotli
+package installed, which the project does not require.)
 """
 
 from __future__ import annotations
@@ -19,12 +31,14 @@ from __future__ import annotations
 import ipaddress
 import mimetypes
 import posixpath
+import ssl
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Self
+from typing import Any, Iterable, Self
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -40,6 +54,7 @@ class Route:
     body_delay: float = 0.0  # seconds between headers and body
     content_length: bool = True  # False: no Content-Length, body ends when the connection closes
     chunk: int = 64 * 1024
+    encoding: str | None = None  # Content-Encoding of `body` (already encoded)
 
 
 @dataclass
@@ -48,11 +63,60 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]  # names lower-cased
     arrived: float
+    sni: str | None = None  # TLS only: the server name the client sent (None: no SNI)
+
+
+def encode_body(data: bytes, encoding: str) -> bytes:
+    """`data` as sent with `Content-Encoding: encoding` (RFC 9110 section 8.4.1)."""
+    if encoding == "gzip":
+        return zlib.compress(data, 9, wbits=31)
+    if encoding == "deflate":  # the zlib format, as RFC 9110 defines "deflate"
+        return zlib.compress(data, 9)
+    if encoding == "br":
+        import brotli  # not a project dependency: only where it happens to be installed
+
+        return brotli.compress(data)
+    raise ValueError(f"unsupported content encoding {encoding!r}")
+
+
+class _WebHTTPServer(ThreadingHTTPServer):
+    """The TLS handshake runs in the connection's own thread, so a client that stalls or fails the
+    handshake never blocks the accept loop."""
+
+    tls: ssl.SSLContext | None = None
+    tls_errors: list[str]
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        if self.tls is None:
+            super().finish_request(request, client_address)
+            return
+        try:
+            conn = self.tls.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError) as e:
+            self.tls_errors.append(f"{type(e).__name__}: {e}")
+            return
+        try:
+            super().finish_request(conn, client_address)
+        finally:
+            _close_tls(conn)
+
+
+def _close_tls(conn: ssl.SSLSocket) -> None:
+    """Send close_notify (a close-delimited body must end cleanly), then close."""
+    try:
+        conn.settimeout(1.0)
+        conn.unwrap()
+    except (ssl.SSLError, OSError, ValueError):
+        pass
+    finally:
+        conn.close()
 
 
 class FakeWebServer:
-    def __init__(self, root: Path | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(self, root: Path | None = None, host: str = "127.0.0.1", *, tls: bool = False,
+                 hostnames: Iterable[str] = ("localhost",)) -> None:
         self.root = Path(root) if root is not None else None
+        self.host = host
         self.routes: dict[str, Route] = {}
         self.requests: list[RecordedRequest] = []
         self._stop = threading.Event()
@@ -71,15 +135,35 @@ class FakeWebServer:
             def do_HEAD(self) -> None:
                 server._serve(self, head=True)
 
-        self._httpd = ThreadingHTTPServer((host, 0), Handler)
+        self._httpd = _WebHTTPServer((host, 0), Handler)
         self._httpd.daemon_threads = True
+        self._httpd.tls_errors = self.tls_errors = []
+        self.ca = None
+        if tls:
+            self._httpd.tls = self._server_tls_context([*hostnames, host])
         self._httpd.handle_error = lambda request, client_address: None  # clients hang up on us
         self._thread: threading.Thread | None = None
 
     # --- routes --------------------------------------------------------------------------------
-    def add(self, path: str, body: bytes | str, content_type: str | None = "text/html; charset=utf-8", **kw) -> str:
+    def add(self, path: str, body: bytes | str, content_type: str | None = "text/html; charset=utf-8",
+            *, encoding: str | None = None, **kw) -> str:
         data = body.encode("utf-8") if isinstance(body, str) else body
-        self.routes[path] = Route(data, content_type, **kw)
+        if encoding is not None:
+            data = encode_body(data, encoding)
+        self.routes[path] = Route(data, content_type, encoding=encoding, **kw)
+        return self.url(path)
+
+    def gzip_bomb(self, path: str, decoded_size: int, content_type: str = "text/html; charset=utf-8",
+                  fill: bytes = b" ") -> str:
+        """A gzip body of a few kB that decodes to `decoded_size` bytes of `fill`."""
+        z = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = fill * (1024 * 1024 // len(fill))
+        parts, left = [], decoded_size
+        while left > 0:
+            parts.append(z.compress(block[:left]))
+            left -= len(block)
+        parts.append(z.flush())
+        self.routes[path] = Route(b"".join(parts), content_type, encoding="gzip")
         return self.url(path)
 
     def page(self, path: str, html: str, **kw) -> str:
@@ -94,11 +178,33 @@ class FakeWebServer:
         return self._httpd.server_address[1]
 
     @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def scheme(self) -> str:
+        return "https" if self._httpd.tls is not None else "http"
 
-    def url(self, path: str) -> str:
-        return f"{self.base_url}{path}"
+    @property
+    def base_url(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+    def url(self, path: str, host: str | None = None) -> str:
+        return f"{self.scheme}://{host or self.host}:{self.port}{path}"
+
+    # --- TLS -----------------------------------------------------------------------------------
+    def _server_tls_context(self, names: list[str]) -> ssl.SSLContext:
+        import trustme  # test-only dependency (the `test` extra)
+
+        self.ca = trustme.CA()
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.ca.issue_cert(*names).configure_cert(ctx)
+        ctx.sni_callback = _remember_sni
+        return ctx
+
+    def client_ssl_context(self) -> ssl.SSLContext:
+        """A verifying client context (hostname check on) that trusts this server's CA only."""
+        if self.ca is None:
+            raise RuntimeError("this FakeWebServer does not serve TLS (pass tls=True)")
+        ctx = ssl.create_default_context()
+        self.ca.configure_trust(ctx)
+        return ctx
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> Self:
@@ -137,9 +243,10 @@ class FakeWebServer:
 
     def _serve(self, h: BaseHTTPRequestHandler, head: bool = False) -> None:
         path = urlsplit(h.path).path
+        sni = getattr(h.connection, "fake_sni", None)
         with self._lock:
             self.requests.append(
-                RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, time.monotonic())
+                RecordedRequest(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}, time.monotonic(), sni)
             )
         route = self._lookup(path)
         if route is None:
@@ -150,6 +257,8 @@ class FakeWebServer:
             h.send_response(route.status)
             if route.content_type:
                 h.send_header("Content-Type", route.content_type)
+            if route.encoding:
+                h.send_header("Content-Encoding", route.encoding)
             for k, v in route.headers.items():
                 h.send_header(k, v)
             if route.content_length:
@@ -166,6 +275,10 @@ class FakeWebServer:
                 h.wfile.write(route.body[i : i + route.chunk])
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def _remember_sni(conn: ssl.SSLSocket, server_name: str | None, ctx: ssl.SSLContext) -> None:
+    conn.fake_sni = server_name  # type: ignore[attr-defined]  (read back by _serve)
 
 
 # ---------------------------------------------------------------------------------------------
