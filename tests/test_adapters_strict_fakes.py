@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from subagents.model import Message, ModelError, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolSpec
-from subagents.providers import ProviderSettings, resolve_model
+from subagents.models.resolve import ModelSettings, Provider, resolve_model
 from tests.fakes.anthropic_server import FakeAnthropicServer, cut, stall, text, tool_use
 from tests.fakes.openai_server import ChatReply, FakeOpenAIServer, chat
 
@@ -24,12 +24,12 @@ FAST = {"timeout": 1.0, "max_retries": 1, "backoff_base": 0.01}
 
 
 def claude(srv: FakeAnthropicServer, **extra: Any):
-    return resolve_model("claude-test", ProviderSettings(provider="anthropic", api_key="sk-ant-fake", base_url=srv.base_url,
-                                                         extra={**FAST, **extra}))
+    return resolve_model("claude-test", ModelSettings(provider=Provider.ANTHROPIC, anthropic_api_key="sk-ant-fake",
+                                                      base_url=srv.base_url, **{**FAST, **extra}))
 
 
 def local(srv: FakeOpenAIServer, **extra: Any):
-    return resolve_model("llama-test", ProviderSettings(provider="openai", base_url=srv.base_url, extra={**FAST, **extra}))
+    return resolve_model("llama-test", ModelSettings(provider=Provider.OPENAI, base_url=srv.base_url, **{**FAST, **extra}))
 
 
 def first_turn() -> list[Message]:
@@ -81,7 +81,7 @@ async def test_paused_turn_is_resent_without_trailing_whitespace() -> None:
                    "complete() raw instead of being retried as a connection error (the lead streams every call).")
 async def test_stream_cut_mid_body_is_retried() -> None:
     with FakeAnthropicServer([cut(text("A long synthesis."), after=3), text("A long synthesis.")]) as srv:
-        r = await claude(srv).complete(request(first_turn(), metadata={"stream": True}))
+        r = await claude(srv).complete(request(first_turn(), stream=True))
     assert r.text() == "A long synthesis." and len(srv.requests) == 2 and srv.requests[0].cut
 
 
@@ -91,7 +91,7 @@ async def test_stream_cut_mid_body_is_retried() -> None:
 async def test_stalled_stream_is_retried_as_a_timeout() -> None:
     with FakeAnthropicServer([stall(text("Late."), 30, after=2), text("On time.")]) as srv:
         start = time.monotonic()
-        r = await claude(srv, timeout=0.5).complete(request(first_turn(), metadata={"stream": True}))
+        r = await claude(srv, timeout=0.5).complete(request(first_turn(), stream=True))
     assert r.text() == "On time." and srv.requests[0].stalled
     assert time.monotonic() - start < 5
 
@@ -103,7 +103,7 @@ async def test_stream_ended_before_message_stop_is_not_a_complete_answer() -> No
     with FakeAnthropicServer([cut(text("The full answer, in several pieces."), after=4, clean=True),
                               text("The full answer, in several pieces.")]) as srv:
         try:
-            r = await claude(srv).complete(request(first_turn(), metadata={"stream": True}))
+            r = await claude(srv).complete(request(first_turn(), stream=True))
         except ModelError:
             return  # refusing the truncated stream is also correct
     assert r.text() == "The full answer, in several pieces.", f"truncated answer accepted: {r.text()!r} ({r.stop_reason})"
@@ -114,7 +114,7 @@ async def test_hang_then_good_stream_is_retried() -> None:
     from tests.fakes.anthropic_server import hang
 
     with FakeAnthropicServer([hang(30), text("ok")]) as srv:
-        r = await claude(srv, timeout=0.3).complete(request(first_turn(), metadata={"stream": True}))
+        r = await claude(srv, timeout=0.3).complete(request(first_turn(), stream=True))
     assert r.text() == "ok" and len(srv.requests) == 2
 
 
