@@ -13,6 +13,7 @@ import pytest
 from .conftest import ROOT
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+TOP_LEVEL = {"subagents", "lead_agent", "prompts", "runs", "bench", "tests"}
 
 
 def layout_rows() -> list[list[str]]:
@@ -30,7 +31,8 @@ def listed_paths() -> set[Path]:
     for cells in layout_rows():
         base = Path(cells[0]).parent
         for i, cell in enumerate(cells):
-            paths.add(ROOT / (cell if i == 0 or "/" in cell else base / cell))
+            rooted = i == 0 or cell.split("/")[0] in TOP_LEVEL
+            paths.add(ROOT / (cell if rooted else base / cell))
     return paths
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lead_agent.cli_tool import add_tool_parser, run_tool_command
+from lead_agent.commands.tool import add_parser as add_tool_parser
+from lead_agent.commands.tool import main as run_tool_command
 from subagents.web.cache import WebCache
 from tests.fakes.web_server import FakeWebServer
 from tests.test_web_fetch import ARTICLE_HTML

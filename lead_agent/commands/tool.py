@@ -20,7 +20,10 @@ from typing import Any
 CACHE_CHOICES = ("read-through", "record", "replay", "off")
 
 
-def add_tool_parser(subparsers: Any) -> None:
+NAME = "tool"
+
+
+def add_parser(subparsers: Any) -> None:
     """Add `tool` with sub-subcommands `search`, `fetch` and `corpus` to a subparsers object."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -67,7 +70,7 @@ def add_tool_parser(subparsers: Any) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    from .settings import tool_settings
+    from ..settings import tool_settings
 
     return tool_settings(cache_dir=getattr(args, "cache_dir", None), web_cache=getattr(args, "cache", None))
 
@@ -100,7 +103,7 @@ async def _call(tools: list[Any], name: str, tool_input: dict[str, Any]) -> tupl
     return result.content, result.is_error
 
 
-def run_tool_command(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     """Run the parsed `tool` command; print the tool output; 0 on success, 1 on refusal/error."""
     from subagents.tool_names import FETCH_PAGE, SEARCH_CORPUS, WEB_SEARCH
 

@@ -1,0 +1,1 @@
+"""The subcommands of `research` (see lead_agent/cli.py)."""
