@@ -13,19 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
-from .test_cli import ASYNCIO_PAGE, OTHER
+from .conftest import ROOT, write_small_corpus
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
 
 
 def small_corpus(tmp: Path) -> Path:
-    root = tmp / "docs"
-    (root / "library").mkdir(parents=True)
-    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
-    for name, body in OTHER.items():
-        (root / name).write_text(body)
-    return root
+    return write_small_corpus(tmp / "docs")
 
 
 SMALL = {
