@@ -83,7 +83,7 @@ def _locate(ref: str, where: str) -> tuple[str, str]:
     except PromptError:
         known = ", ".join([*variants(), SINGLE])
         raise UsageError(f"{where}: unknown variant {ref!r} (known: {known}; or a path to a prompt folder)") from None
-    if prompts.folder == prompts.root / prompts.variant:
+    if prompts.variant in variants():  # a folder of prompts/, by name
         return prompts.variant, prompts.variant
     return prompts.folder.name, str(prompts.folder.resolve())  # a folder of one's own: absolute, for --resume
 
