@@ -118,6 +118,9 @@ def read_experiment_file(path: Path) -> dict[str, Any]:
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         raise UsageError(f"experiment file {path}: variants are [[variant]] tables")
     base = Path(path).resolve().parent
+    q = data.get("questions")
+    if isinstance(q, str) and q.endswith(".jsonl") and not Path(q).is_absolute():
+        data["questions"] = str(base / q)  # relative to the file, like the prompt folders
     for t in tables:  # relative prompt folders are relative to the file
         ref = t.get("prompts", t.get("name"))
         if isinstance(ref, str) and ("/" in ref or ref.startswith(".")):

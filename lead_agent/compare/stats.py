@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 from .metrics import Better, MetricInfo, Scale
 
@@ -59,6 +58,8 @@ def wilcoxon_p(a: Sequence[float], b: Sequence[float]) -> float | None:
         return 1.0
     if len(d) < 2:
         return 1.0  # one difference: the exact two-sided p-value is 1
+    from scipy import stats as sps  # imported when needed: a second or more (bad input stays fast)
+
     return float(sps.wilcoxon(d).pvalue)
 
 
@@ -68,6 +69,8 @@ def sign_test_p(a: Sequence[float], b: Sequence[float]) -> float | None:
     up, down = int((d > 0).sum()), int((d < 0).sum())
     if up + down == 0:
         return 1.0
+    from scipy import stats as sps
+
     return float(sps.binomtest(up, up + down, 0.5).pvalue)
 
 
@@ -163,6 +166,8 @@ def verdict(c: Comparison, info: MetricInfo, significant: bool) -> str:
 
 def preference_summary(wins_b: int, wins_a: int, ties: int, a: str, b: str) -> dict[str, Any]:
     """Pairwise judge preferences over questions: the sign test on wins (ties left out)."""
+    from scipy import stats as sps
+
     p = float(sps.binomtest(wins_b, wins_a + wins_b, 0.5).pvalue) if wins_a + wins_b else 1.0
     n = wins_a + wins_b + ties
     if p < ALPHA and wins_b != wins_a:
