@@ -124,7 +124,7 @@ def test_offline_prompt_only_variants_are_called_out(tmp_path: Path) -> None:
                    '[[variant]]\nname = "fewer"\nprompts = "./at-most-1"\nmax_rounds = 1\n')
     proc = run_cli("compare", str(exp), cwd=tmp_path, env={"RESEARCH_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "| B: fewer | prompts " in proc.stdout and "max_rounds=1" in proc.stdout
+    assert "| B: fewer | prompts …/at-most-1" in proc.stdout and "max_rounds=1" in proc.stdout
     assert "note: Offline: every model here is the extractive model, which reads no prompts" in proc.stderr
     assert "what differs here offline is the settings of the variants" in proc.stdout
 

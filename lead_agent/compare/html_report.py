@@ -118,7 +118,7 @@ function esc(s){return String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','
 function legend(){ const l=document.getElementById('legend');
   l.innerHTML=D.variants.map(v=>'<span><b style="color:'+color(v)+'">●</b> '+esc(v)+'</span>').join(''); }
 function scatter(){
-  const host=document.getElementById('scatter'); const W=640,H=340,L=60,B=40,T=10,R=20;
+  const host=document.getElementById('scatter'); const W=760,H=340,L=60,B=40,T=10,R=30;
   const svg=el('svg',{width:W,height:H,viewBox:'0 0 '+W+' '+H,role:'img'},host);
   const pts=D.runs.filter(r=>r.x!==null&&r.y!==null&&r.x!==undefined&&r.y!==undefined);
   if(!pts.length||!D.y){ el('text',{x:L,y:H/2},svg,'no run has both a cost and a quality value'); return; }
@@ -135,7 +135,8 @@ function scatter(){
   for(const v of D.variants){ const mine=pts.filter(p=>p.variant===v); if(!mine.length) continue;
     const mx=mine.reduce((s,p)=>s+p.x,0)/mine.length, my=mine.reduce((s,p)=>s+p.y,0)/mine.length;
     el('rect',{x:sx(mx)-6,y:sy(my)-6,width:12,height:12,fill:color(v),stroke:'#111'},svg);
-    el('text',{x:sx(mx)+9,y:sy(my)-8},svg,v+' (mean)'); }
+    const right=sx(mx)>W-R-120;  // near the right edge: label on the left
+    el('text',{x:right?sx(mx)-9:sx(mx)+9,y:sy(my)-8,'text-anchor':right?'end':'start'},svg,v+' (mean)'); }
 }
 function bars(){
   const host=document.getElementById('bars');

@@ -43,7 +43,8 @@ class Variant:
 
     def describe(self) -> str:
         extra = [f"{k}={getattr(self, k)}" for k in SETTINGS if getattr(self, k) not in (None, RunMode.MULTI)]
-        return f"{self.name} (prompts {self.prompts}{', ' + ', '.join(extra) if extra else ''})"
+        prompts = f"…/{Path(self.prompts).name}" if Path(self.prompts).is_absolute() else self.prompts
+        return f"{self.name} (prompts {prompts}{', ' + ', '.join(extra) if extra else ''})"
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
