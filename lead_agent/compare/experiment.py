@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import secrets
+import time
 import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -223,8 +224,9 @@ class ExperimentDir:
 
     def log_cell(self, record: Mapping[str, Any]) -> None:
         """Append one cell event (flushed at once; a crash loses at most this line)."""
+        line = {**record, "at": round(time.time(), 3)}  # wall clock: when the cell started / ended
         with open(self.path / CELLS, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(dict(record), ensure_ascii=False, default=str) + "\n")
+            fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
             fh.flush()
 
     def cell_log(self) -> list[dict[str, Any]]:
