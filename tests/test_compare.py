@@ -87,7 +87,7 @@ class PromptFollower:
             if not ctx.rounds:
                 found = LIMIT.search(request.system)
                 n = int(found.group(1)) if found else 3
-                tasks = [{"objective": f"{ctx.question} (angle {i})", "tools": ["search_corpus"],
+                tasks = [{"objective": f"{ctx.question} (angle {i})", "tools": list(ctx.limits.subagent_tools),
                           "queries": [ctx.question]} for i in range(1, n + 1)]
                 return tool_call("delegate", {"query_type": "depth_first", "rationale": "angles", "tasks": tasks},
                                  usage=usage)
@@ -97,7 +97,8 @@ class PromptFollower:
         goal = ctx.question if ctx.role is AgentRole.SINGLE else ctx.delegation.objective
         hits = _results(request)
         if len(request.messages) == 1:
-            return tool_call("search_corpus", {"query": re.sub(r"\(.*?\)", "", goal), "k": 3}, usage=usage)
+            tool = "web_search" if "web_search" in ctx.allowed_tools else "search_corpus"
+            return tool_call(tool, {"query": re.sub(r"\(.*?\)", "", goal).strip(), "k": 3}, usage=usage)
         first = hits[0]["snippet"].split(". ")[0].strip(" .…") + "." if hits else ""
         if ctx.role is AgentRole.SINGLE:
             return text(f"# {goal}\n\n{first} [{hits[0]['source_id']}]" if hits else "nothing found", usage=usage)
@@ -208,3 +209,26 @@ def test_every_cell_uses_models_from_one_factory_sharing_one_rate_limiter(tmp_pa
     assert sub_a is sub_b and lead_b is p.judge and lead_a is not lead_b
     assert lead_a.limiter is not None and lead_a.limiter is sub_a.limiter is lead_b.limiter is p.judge.limiter
     assert not where.path.exists()  # preparing writes nothing
+
+
+async def test_variants_see_identical_web_sources_through_one_shared_cache(tmp_path: Path) -> None:
+    from subagents.web import WebConfig
+
+    calls: list[str] = []
+
+    def backend(query: str, k: int) -> list[dict[str, str]]:  # a search engine whose answers change each call
+        calls.append(query)
+        return [{"title": f"Result {i}", "href": f"https://example.org/{len(calls)}/{i}",
+                 "body": f"The keeper recorded call {len(calls)} weather for {query}. More text."} for i in range(2)]
+
+    exp, where = experiment(tmp_path, ["default", "single"], n=2, corpus=None, web=True)
+    result = await compare(exp, where, PromptFollower(), web_config=WebConfig(search_backend=backend))
+    assert all(r["status"] == "completed" for r in result.rows)
+    assert sorted(calls) == sorted(set(calls)) and len(calls) == 2  # one live search per distinct query
+    for q in exp.questions:
+        texts = []
+        for v in ("default", "single"):
+            row = next(r for r in result.rows if r["variant"] == v and r["question_id"] == q.id)
+            texts.append(sorted(s.text for s in read_run(where.path / row["run_dir"]).sources))
+        assert texts[0] == texts[1]  # both variants saw exactly the same results
+    assert list((where.web / "search").glob("*.json"))

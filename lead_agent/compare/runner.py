@@ -57,12 +57,13 @@ def prepare_experiment(exp: Experiment, where: ExperimentDir, *, environ: Mappin
                        models: Mapping[str, Model] | None = None) -> Prepared:
     """Resolve settings once, build every model from one factory, check the judge. Raises UsageError."""
     options = dict(exp.options)
-    if options.get("web") and web_config is None:
+    if options.get("web"):  # one cache for every cell: recorded once, then replayed (a test may bring a backend)
         from subagents.web import WebConfig
         from subagents.web.config import CacheMode
 
-        web_config = WebConfig(cache_mode=CacheMode.READ_THROUGH, ttl=float("inf"), cache_dir=where.web,
-                               allow_private_network=bool(options.get("allow_private_network")))
+        web_config = dataclasses.replace(web_config or WebConfig(), cache_mode=CacheMode.READ_THROUGH,
+                                         ttl=float("inf"), cache_dir=where.web,
+                                         allow_private_network=bool(options.get("allow_private_network")))
     base = resolve_settings({**options, "question": exp.questions[0].question, "runs_dir": where.runs,
                              "web_config": web_config}, environ=environ, use_config_file=use_config_file)
     factory = ModelFactory(base.models)
