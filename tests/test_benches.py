@@ -28,6 +28,7 @@ SMALL = {
     "bench_parallel.py": lambda tmp: ["--latency", "0.01", "--tps", "100000"],  # the default 10 subagents
     "bench_extract.py": lambda tmp: ["--root", str(PYTHON_DOCS), "--pages", "3"],
     "bench_startup.py": lambda tmp: ["--repeat", "1"],
+    "bench_compare.py": lambda tmp: ["--questions", "2", "--parallel", "2", "--latency", "0.01", "--tps", "100000"],
 }
 NEEDS_PYTHON_DOCS = {"bench_extract.py"}
 

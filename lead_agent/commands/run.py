@@ -38,6 +38,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--cache-dir", type=Path, metavar="DIR",
                      help="cache root: the corpus index in DIR/corpus, web responses in DIR/web "
                           "(default: $RESEARCH_CACHE_DIR or ~/.cache/research-agents)")
+    run.add_argument("--mode", choices=["multi", "single"], default=None,
+                     help="multi: a lead delegates to subagents (default); single: one agent with every tool, no delegation")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -50,7 +52,7 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         subagent_model=args.subagent_model, prompts=args.prompts, cache_dir=args.cache_dir,
         provider=args.provider, base_url=args.base_url, requests_per_minute=args.requests_per_minute,
         tokens_per_minute=args.tokens_per_minute, web=args.web, web_cache=args.cache,
-        allow_private_network=args.allow_private_network, estimate=args.estimate,
+        allow_private_network=args.allow_private_network, estimate=args.estimate, mode=args.mode,
     )
 
 
