@@ -212,7 +212,7 @@ def figures(rows: list[Outcome]) -> dict[str, str]:
         "recall": mean([r.recall for r in ans]),
         "not found": pct([r.not_found for r in una]),
         "false nf": pct([r.not_found for r in ans]),
-        "overlap": f"{mean(overlaps)} ({len(overlaps)} pairs)",
+        "overlap": f"{mean(overlaps)}/{len(overlaps)}p",
         "cut": f"{sum(r.cut for r in rows)}/{sum(r.sentences for r in rows)}",
         "in report": pct([True] * sum(r.claims_used for r in rows) + [False] * sum(r.claims - r.claims_used for r in rows)),
     }
