@@ -49,6 +49,8 @@ class Unit:
     passage: Passage
     position: int  # order within its passage
     forms: set[str] = field(default_factory=set)
+    term_line: str = ""  # the short line just above (a glossary term, a definition-list term)
+    api: str = ""  # the API signature this sentence documents (the nearest one above it in the passage)
 
     @property
     def source_id(self) -> str:
@@ -134,8 +136,15 @@ def units_of(passage: Passage) -> list[Unit]:
             line = re.sub(r"^[-*•]\s+", "", line)
             for s in split_sentences(line):
                 units.append(Unit(s, UnitKind.SENTENCE, passage, len(units)))
-    for u in units:
+    api = ""
+    for prev, u in zip([None] + units, units):
         u.forms = text_forms(u.text)
+        if u.kind is UnitKind.SIGNATURE:
+            api = u.text
+        u.api = api
+        if prev is not None and prev.kind is UnitKind.SENTENCE and len(prev.text.split()) <= 5 \
+                and not _SENTENCE_END.search(prev.text):
+            u.term_line = prev.text
     return units
 
 

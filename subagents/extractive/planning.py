@@ -62,7 +62,8 @@ def single_queries(q: Question) -> list[str]:
     """Distinct queries for one question: all its terms; its names and subject; its rarer half."""
     named = [t for t in q.terms if t.kind in (TermKind.IDENT, TermKind.NAME)]
     words = [t for t in q.terms if t.kind is TermKind.WORD]
-    return _distinct_queries(words_of(q.terms), words_of(named + q.subject) if named else words_of(q.subject + words[:2]),
+    focus = list(dict.fromkeys(named + q.subject)) if named else []
+    return _distinct_queries(words_of(q.terms), words_of(focus),
                              words_of(words[len(words) // 2:] + named[:1]) if len(words) > 3 else "")
 
 

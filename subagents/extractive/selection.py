@@ -18,7 +18,7 @@ from .analysis import AnswerType, Question, analyse, entity_terms
 from .evidence import Evidence, Passage, Unit, UnitKind, units_of
 from .terms import Term, TermKind, Weights, extract_terms, mentions, text_forms, weight
 
-MIN_COVERAGE = 0.45  # best unit's weighted coverage below this: the corpus does not answer
+MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
 MAX_CLAIMS = 5
 CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
@@ -26,6 +26,8 @@ CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of
 _NOTE = re.compile(r"\s*\((?P<body>(?:about|compared with|part of):[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
 _SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Raises an auditing event|Source code:|"
                    r"See also|Availability:)", re.I)
+_CODE = re.compile(r"(?:^|\s)(?:def|class)\s+\w+\s*[(:]|\breturn\s+\w|[=!<>]=|\w\s*=\s*[\w(\[{'\"]|[{};]\s*$|>>>|"
+                   r"\bself\.\w+\s*=|\)\s*:\s*\w")
 _PRONOUN_START = re.compile(r"^(?:This|That|These|Those|It|They|Such|Here|However|Also|But|And|Or|So)\b")
 _DEF_VERB = r"(?:is|are|was|refers|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
             r"creates|stores|contains|describes|implements|specifies|acts|behaves|works)\b"
@@ -97,6 +99,7 @@ class Scored:
     unit: Unit
     score: float
     coverage: float
+    hits: int = 0  # terms the sentence or its headings mention
 
 
 def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
@@ -107,6 +110,10 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
     starts_with_subject = any(mentions(t, head, " ".join(s.split()[:6])) for t in subject)
     if atype is AnswerType.WHAT_IS:
         b = 0.0
+        if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) for t in subject):
+            b += 1.0  # the definition that follows the term in a glossary or definition list
+        if re.match(r"^(?:An?|The)\s+\w+(?:\s+\w+)?\s+(?:which|that|used|for|whose)\b", s):
+            b += 0.3
         if starts_with_subject and re.search(_DEF_VERB, " ".join(s.split()[:12]), re.I):
             b += 0.8
         elif _DEF_ANY.search(s):
@@ -179,7 +186,7 @@ def weighted_terms(focus: Focus, weights: Weights, seen: set[str], raw: str) -> 
     (nothing could match them), context terms count for less."""
     out = []
     for t in focus.terms:
-        if weights.absent(t) and not t.named:
+        if weights.absent(t) and not t.named or t.kind is TermKind.NUMBER and "." not in t.text:
             continue
         if t.kind is TermKind.SYMBOL and t.text not in raw:
             continue
@@ -205,10 +212,11 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     atype = focus.question.answer_type
     out: list[Scored] = []
     for p in ev.passages.values():
-        ctx_forms = text_forms(p.context)
+        base_ctx = text_forms(p.context)
         pass_forms = text_forms(p.text)
         for u in units_of(p):
-            if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete:
+            ctx_forms = base_ctx | text_forms(f"{u.api} {u.term_line}") if u.api or u.term_line else base_ctx
+            if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete or _CODE.search(u.text):
                 continue
             if not any(mentions(t, u.forms, u.text) for t, _ in terms):
                 continue
@@ -217,7 +225,8 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
             if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
                 score *= 0.3  # about what a sibling covers
-            out.append(Scored(u, score, cov))
+            hits = sum(1 for t, _ in terms if mentions(t, u.forms, u.text) or mentions(t, ctx_forms, ""))
+            out.append(Scored(u, score, cov, hits))
     out.sort(key=lambda s: (-s.score, -s.unit.passage.rank, s.unit.position))
     return out
 
@@ -269,7 +278,10 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
             break
         if all(r.source_id != s.unit.source_id for r in related):
             related.append(s.unit)
-    if best is None or missing or coverage < MIN_COVERAGE:
+    terms = weighted_terms(focus, ev.weights, set(), ev.all_text())
+    need = 2 if len(terms) >= 3 else 1
+    enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
+    if best is None or missing or not enough:
         return Selection([], related, missing, coverage)
     chosen: list[Unit] = []
     for s in scored:

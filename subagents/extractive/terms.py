@@ -15,7 +15,19 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Mapping
 
-from ..text import STOPWORDS, stem
+from functools import lru_cache
+
+import snowballstemmer
+
+from ..text import STOPWORDS
+
+_ENGLISH = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball (Porter 2) English stem: "raised", "raises", "raise" all give "rais"."""
+    return _ENGLISH.stemWord(word.lower())
 
 # A question's tokens: quoted code, identifiers (dotted, dunder, with a call), numbers, operators.
 TOKEN = re.compile(r"`[^`]+`|[^\W\d_]+(?:-[^\W_]+)+|\.?@?_*[^\W\d_][\w]*(?:\.[^\W\d]\w*)*(?:\([^()\s]{0,12}(?: [^()\s]{1,12})?\)|\[[^\]\s]{0,20}\])?\*?"
@@ -31,7 +43,7 @@ thing things something anything someone somebody lot lots able going go goes kin
 correct proper properly good simple simplest quick quickly right typically
 differ differs different difference differences compared comparing versus
 should would could can might must may does did do done make makes made let lets keep keeps
-instead also still even though every time times fine okay ok doesn don isn didn won aren wasn
+instead also still even though every time times fine okay ok see idea doesn don isn didn won aren wasn
 """.split()) - {"type", "types", "sort", "standard"}
 # English stop words, less those that are names in programming documentation ("list")
 STOP = (STOPWORDS - {"list"}) | FILLER
@@ -81,10 +93,14 @@ def _ident_forms(ident: str) -> set[str]:
     return forms
 
 
+_PAIR = re.compile(r"\b([A-Za-z]{3,})\s+(?=([A-Za-z]{3,})\b)")
+
+
 def text_forms(text: str) -> set[str]:
     """Every normal form a text offers for matching: stems of words, identifiers whole and by
-    their last dotted part, operators as written."""
-    out: set[str] = set()
+    their last dotted part, operators as written, and two adjacent words joined ("class method"
+    offers "classmethod")."""
+    out: set[str] = {a.lower() + b.lower() for a, b in _PAIR.findall(text)}
     for m in TOKEN.finditer(text):
         tok = m.group(0).strip("`")
         if not tok:
@@ -205,7 +221,7 @@ class Weights:
         df = self.df.get(term.key)
         if df is None:
             df = max(1, n // 100)  # unknown: an ordinary word
-        return max(0.2, math.log((n + 1) / (df + 1)))
+        return math.sqrt(max(0.04, math.log((n + 1) / (df + 1))))  # damped: a rare user word must not dominate
 
 
 def weight(term: Term, weights: Weights) -> float:

@@ -21,7 +21,7 @@ from .evidence import Evidence, Passage, UnitKind, is_code_block, units_of
 from .selection import _NOTE, focus_of, score_all
 from .terms import mentions, text_forms
 
-ANSWER_SHARE = 0.75  # a second answer sentence scores at least this share of the first
+ANSWER_SHARE = 0.85  # a second answer sentence scores at least this share of the first
 
 
 @dataclass

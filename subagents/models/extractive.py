@@ -32,7 +32,7 @@ from ..tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_TOOLS, SUBMI
 from ..extractive import writing
 
 READ_TOOLS = {READ_PASSAGE: "passage_id", FETCH_PAGE: "url"}
-SEARCH_K = 8
+SEARCH_K = 10
 
 
 def _respond(blocks: list[Any], stop: StopReason) -> ModelResponse:
@@ -96,7 +96,8 @@ class ExtractiveModel:
         if not ctx.wrap_up and search_tools and not searches and used < budget:
             queries = [q for q in dict.fromkeys(d.queries) if q.strip()] or single_queries(focus.question) or [d.objective]
             pairs = [(t, q) for q in queries[:MAX_QUERIES] for t in search_tools][: max(1, budget - 1)]
-            return _calls(n, [(t, {"query": q, "k": SEARCH_K}) for t, q in pairs])
+            k = SEARCH_K + (5 if len(pairs) == 1 else 0)  # one query: look further down its list
+            return _calls(n, [(t, {"query": q, "k": k}) for t, q in pairs])
         if not ctx.wrap_up and searches and not reads and used < budget:
             picks = self._pick_reads(focus, gather(searches), allowed, min(MAX_READS, budget - used))
             if picks:
@@ -117,7 +118,12 @@ class ExtractiveModel:
             head_hit = sum(1 for t in terms if mentions(t, heading, p.context)) / max(1, len(terms))
             scored.append((p.rank * (0.5 + cover + 0.5 * head_hit), p))
         picks: list[tuple[str, str, str]] = []
+        pages: set[str] = set()  # one read per page: a read brings its neighbours along
         for _, p in sorted(scored, key=lambda x: -x[0]):
+            page = p.passage_id.rsplit("#", 1)[0] or p.url
+            if page in pages:
+                continue
+            pages.add(page)
             if p.passage_id and READ_PASSAGE in allowed:
                 pick = (READ_PASSAGE, "passage_id", p.passage_id)
             elif p.url and FETCH_PAGE in allowed:
