@@ -3,9 +3,9 @@
 - comparison: one subagent per compared entity, searching the entity in the question's context
   ("tuple heterogeneous", not the bare "tuple"), told which entities its siblings cover;
 - several sub-questions: one subagent per part, the first part's subject carried into the others;
-- one question with a condition ("… when one of them raises an exception"): a depth plan with the
-  question itself and the condition in the subject's context;
-- anything else: one subagent with a few distinct queries.
+- anything else — one question, however worded — one subagent with a few distinct queries: a
+  second subagent on the same question retrieves the same passages (measured: the sibling overlap
+  of bench/bench_quality.py), so no facet template splits it.
 An objective carries what the lead knows around it in a parenthesis the subagent parses:
 "<question> (about: X; compared with: Y; part of: <the whole question>)".
 The gap round delegates exactly what no claim covers yet — an entity or part without claims, a name
@@ -93,19 +93,6 @@ def part_tasks(question: str, q: Question) -> list[Task]:
     return tasks
 
 
-def depth_tasks(question: str, q: Question) -> list[Task]:
-    main = Task(question, single_queries(q), [f"the condition “{q.clause}” alone (another subagent covers it)"],
-                "the question")
-    clause_terms = extract_terms(q.clause)
-    subject = [t for t in q.subject if t not in clause_terms]
-    facet = Task(note(q.clause, about=words_of(subject), part_of=question),
-                 _distinct_queries(words_of(subject + clause_terms)), ["the question as a whole (another subagent covers it)"],
-                 q.clause)
-    if not facet.queries or facet.queries[0].lower() in (x.lower() for x in main.queries):
-        return [main]
-    return [main, facet]
-
-
 def plan(question: str, tools: list[str], limits: LeadLimits) -> dict[str, Any]:
     q = analyse(question)
     if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
@@ -114,9 +101,6 @@ def plan(question: str, tools: list[str], limits: LeadLimits) -> dict[str, Any]:
     elif q.multi:
         qtype, tasks = QueryType.BREADTH_FIRST, part_tasks(question, q)
         why = f"{len(q.parts)} sub-questions: one subagent per part"
-    elif q.clause:
-        qtype, tasks = QueryType.DEPTH_FIRST, depth_tasks(question, q)
-        why = f"one question with a condition: the question, and “{q.clause}” in its subject's context"
     else:
         qtype, tasks = QueryType.STRAIGHTFORWARD, [Task(question, single_queries(q), [], "the question")]
         why = f"a single {q.answer_type.value} question: one subagent with distinct queries"

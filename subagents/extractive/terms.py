@@ -100,7 +100,8 @@ def text_forms(text: str) -> set[str]:
     """Every normal form a text offers for matching: stems of words, identifiers whole and by
     their last dotted part, operators as written, and two adjacent words joined ("class method"
     offers "classmethod")."""
-    out: set[str] = {a.lower() + b.lower() for a, b in _PAIR.findall(text)}
+    pairs = {a.lower() + b.lower() for a, b in _PAIR.findall(text)}
+    out: set[str] = pairs | {stem(p) for p in pairs}
     for m in TOKEN.finditer(text):
         tok = m.group(0).strip("`")
         if not tok:

@@ -176,7 +176,12 @@ def report(question: str, rounds: list[RoundReport]) -> str:
         return "\n".join(lines)
     answer, used = _answer(question, found, titles)
     lines += answer
-    details = [f for f in found if id(f) not in used]
+    shown = {f.claim.text for f in found if id(f) in used}
+    details = []
+    for f in found:  # each sentence once, however many subagents found it
+        if id(f) not in used and f.claim.text not in shown:
+            shown.add(f.claim.text)
+            details.append(f)
     if details:
         lines += ["", "## Details"]
         for g in sorted({f.group for f in details}):
