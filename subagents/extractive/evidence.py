@@ -51,6 +51,7 @@ class Unit:
     forms: set[str] = field(default_factory=set)
     term_line: str = ""  # the short line just above (a glossary term, a definition-list term)
     api: str = ""  # the API signature this sentence documents (the nearest one above it in the passage)
+    intro: bool = False  # a sentence ending in ":" that introduces the code block right after it
 
     @property
     def source_id(self) -> str:
@@ -61,7 +62,9 @@ class Unit:
         """A whole sentence (or a whole block): fit to be a claim."""
         if self.kind is not UnitKind.SENTENCE:
             return True
-        return bool(_SENTENCE_END.search(self.text)) and "…" not in self.text and not self.text.endswith(":")
+        if "…" in self.text:
+            return False
+        return self.intro or bool(_SENTENCE_END.search(self.text)) and not self.text.endswith(":")
 
 
 def material(content: str) -> Any:
@@ -78,7 +81,7 @@ def material(content: str) -> Any:
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$", re.I)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[])")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]?$|\)$")
-_SIGNATURE = re.compile(r"^(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|"
+SIGNATURE = _SIGNATURE = re.compile(r"^(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|"
                         r"staticmethod)\s+)?[A-Za-z_][\w.]*\s*\(.*\)(?:\s*->\s*\S+)?$|^[A-Za-z_][\w]*\.[\w.]+$")
 _CODEISH = re.compile(r"^\s*(?:>>>|\$ |#|[A-Za-z_][\w.]*\s*(?:=|\()|(?:def|class|import|from|for|if|with|return|"
                       r"print|SELECT|CREATE|INSERT|UPDATE|DELETE|ALTER)\b)")
@@ -142,9 +145,13 @@ def units_of(passage: Passage) -> list[Unit]:
         if u.kind is UnitKind.SIGNATURE:
             api = u.text
         u.api = api
+        if prev is not None and u.kind is UnitKind.CODE and prev.kind is UnitKind.SENTENCE and prev.text.endswith(":") \
+                and len(prev.text.split()) >= 6:
+            prev.intro = True
         if prev is not None and prev.kind is UnitKind.SENTENCE and len(prev.text.split()) <= 5 \
                 and not _SENTENCE_END.search(prev.text):
             u.term_line = prev.text
+            u.forms |= text_forms(prev.text)  # a definition is about the term it follows
     return units
 
 

@@ -29,7 +29,7 @@ _SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Rais
 _CODE = re.compile(r"(?:^|\s)(?:def|class)\s+\w+\s*[(:]|\breturn\s+\w|[=!<>]=|\w\s*=\s*[\w(\[{'\"]|[{};]\s*$|>>>|"
                    r"\bself\.\w+\s*=|\)\s*:\s*\w")
 _PRONOUN_START = re.compile(r"^(?:This|That|These|Those|It|They|Such|Here|However|Also|But|And|Or|So)\b")
-_DEF_VERB = r"(?:is|are|was|refers|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
+_DEF_VERB = r"\b(?:is|are|was|refers|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
             r"creates|stores|contains|describes|implements|specifies|acts|behaves|works)\b"
 _DEF_ANY = re.compile(r"\b(?:is|are)\s+(?:an?|the|any|used|called|defined|one)\b|\brefers\s+to\b|\bstands\s+for\b|"
                       r"\bknown\s+as\b|\bis\s+called\b|\bmeans\b", re.I)
@@ -106,21 +106,23 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
     s = u.text
     q = focus.question
     subject = [t for t in (q.subject or focus.about) if t.kind is not TermKind.SYMBOL] or q.subject
-    head = text_forms(" ".join(s.split()[:6]))
-    starts_with_subject = any(mentions(t, head, " ".join(s.split()[:6])) for t in subject)
+    head = text_forms(" ".join(s.split()[:3]))
+    starts_with_subject = any(mentions(t, head, " ".join(s.split()[:3])) for t in subject)
     if atype is AnswerType.WHAT_IS:
         b = 0.0
         if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) for t in subject):
             b += 1.0  # the definition that follows the term in a glossary or definition list
         if re.match(r"^(?:An?|The)\s+\w+(?:\s+\w+)?\s+(?:which|that|used|for|whose)\b", s):
             b += 0.3
-        if starts_with_subject and re.search(_DEF_VERB, " ".join(s.split()[:12]), re.I):
+        if starts_with_subject and re.search(_DEF_VERB, " ".join(s.split()[:5]), re.I):
             b += 0.8
         elif _DEF_ANY.search(s):
             b += 0.3
         last = u.passage.heading.rsplit(" > ", 1)[-1]
-        if subject and all(mentions(t, text_forms(last), last) for t in subject) and u.position <= 1:
-            b += 0.4
+        extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
+        if subject and len(extra) <= 1 and all(mentions(t, text_forms(last), last) for t in subject) \
+                and u.position <= 1:
+            b += 0.4  # the first sentence under a heading that names the subject
         return b
     if atype is AnswerType.WHY:
         b = 0.7 if _WHY_STRONG.search(s) else 0.2 if _WHY_WEAK.search(s) else 0.0
@@ -216,9 +218,12 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
         pass_forms = text_forms(p.text)
         for u in units_of(p):
             ctx_forms = base_ctx | text_forms(f"{u.api} {u.term_line}") if u.api or u.term_line else base_ctx
-            if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete or _CODE.search(u.text):
+            if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete:
                 continue
-            if not any(mentions(t, u.forms, u.text) for t, _ in terms):
+            if not p.full and _CODE.search(u.text):
+                continue  # a snippet with its code run together into one line
+            if not any(mentions(t, u.forms, u.text) for t, _ in terms) and not (
+                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)):
                 continue
             cov = _coverage(terms, u, ctx_forms, pass_forms)
             score = cov * (1 + _type_bonus(u, focus, atype)) * _quality(u) * (1 + 0.4 * p.rank / top_rank)
@@ -255,11 +260,13 @@ def _distinct(chosen: list[Unit], u: Unit) -> bool:
 
 
 def attachment(u: Unit, atype: AnswerType) -> Unit | None:
-    """For a how-to answer: the API signature the sentence documents (the nearest one above it in
-    its passage) or the code example right after it."""
+    """The code a sentence introduces ("…, call clone() with deep=True:"); for a how-to answer also
+    the API signature the sentence documents (the nearest one above it) or the example after it."""
+    units = units_of(u.passage)
+    if u.intro:
+        return next((x for x in units if x.position == u.position + 1), None)
     if atype is not AnswerType.HOW_TO:
         return None
-    units = units_of(u.passage)
     after = [x for x in units if x.position > u.position and x.kind is UnitKind.CODE][:1]
     if after and after[0].position - u.position <= 3:
         return after[0]

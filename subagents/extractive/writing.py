@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from ..context import RoundReport
 from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms
-from .evidence import Evidence, Passage, UnitKind, is_code_block, units_of
+from .evidence import SIGNATURE, Evidence, Passage, is_code_block
 from .selection import _NOTE, focus_of, score_all
 from .terms import mentions, text_forms
 
-ANSWER_SHARE = 0.85  # a second answer sentence scores at least this share of the first
 
 
 @dataclass
@@ -37,8 +36,7 @@ class Found:
 
 
 def is_code(text: str) -> bool:
-    return "\n" in text.strip() and is_code_block(text) or bool(
-        re.match(r"^[A-Za-z_][\w.]*\(.*\)(?:\s*->\s*\S+)?$", text.strip())) and len(text) < 160
+    return "\n" in text.strip() and is_code_block(text) or bool(SIGNATURE.match(text.strip())) and len(text) < 160
 
 
 def cite(c: Claim) -> str:
@@ -112,24 +110,14 @@ def _answer(question: str, found: list[Found], titles: dict[str, str]) -> tuple[
         return lines, used
     if not order:
         return lines, used
-    picks = [order[0]]
-    if len(order) > 1 and _close(order[0], order[1], question, titles):
-        picks.append(order[1])
+    # the subagent ranked its claims with their headings and neighbours in view: its first is the answer
+    first = min((f for f in found if not f.code), key=lambda f: (f.group, f.order), default=order[0])
+    picks = [first]
     for p in picks:
         for x in with_code(p, found) if q.answer_type is AnswerType.HOW_TO else [p]:
             used.add(id(x))
             lines += line(x)
     return lines, used
-
-
-def _close(a: Found, b: Found, question: str, titles: dict[str, str]) -> bool:
-    """The second-best claim is nearly as good and says something the first does not."""
-    ev = Evidence()
-    for sid, f in (("a", a), ("b", b)):
-        ev.passages[sid] = Passage(sid, "", "", f.claim.text, True, 1.0)
-    scores = {s.unit.source_id: s.score for s in score_all(focus_of(question), ev)}
-    new = text_forms(b.claim.text) - text_forms(a.claim.text)
-    return scores.get("b", 0) >= ANSWER_SHARE * scores.get("a", 1) and len(new) >= 3
 
 
 def _comparison(entities: list[str], order: list[Found], found: list[Found]) -> tuple[list[str], set[int]]:
@@ -147,7 +135,8 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found]) -> 
         lines += line(both) + [""]
     rows = []
     for e in entities:
-        own = [f for f in order if id(f) not in used and e in names(f) and (f.label.startswith(e) or len(names(f)) == 1)]
+        mine = sorted((f for f in found if f.label == e and not f.code and id(f) not in used), key=lambda f: f.order)
+        own = mine or [f for f in order if id(f) not in used and e in names(f) and len(names(f)) == 1]
         if own:
             used.add(id(own[0]))
             rows.append(f"| {e} | {own[0].claim.text.replace('|', '/')} {cite(own[0].claim)} |")

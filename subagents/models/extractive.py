@@ -141,7 +141,7 @@ class ExtractiveModel:
         atype = focus.question.answer_type
         for u in sel.claims:
             claims.append({"text": u.text, "source_ids": [u.source_id]})
-            extra = attachment(u, atype) if len(claims) <= 2 else None
+            extra = attachment(u, atype) if len(claims) <= 2 or u.intro else None
             if extra is not None and all(c["text"] != extra.text for c in claims):
                 claims.append({"text": extra.text, "source_ids": [extra.source_id]})
         open_questions = [f"No retrieved passage mentions {t.text}." for t in sel.missing]
