@@ -111,7 +111,7 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
     if atype is AnswerType.WHAT_IS:
         b = 0.0
         if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) for t in subject):
-            b += 1.0  # the definition that follows the term in a glossary or definition list
+            b += 1.3  # the definition that follows the term in a glossary or definition list
         if re.match(r"^(?:An?|The)\s+\w+(?:\s+\w+)?\s+(?:which|that|used|for|whose)\b", s):
             b += 0.3
         if starts_with_subject and re.search(_DEF_VERB, " ".join(s.split()[:5]), re.I):
@@ -120,7 +120,7 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
             b += 0.3
         last = u.passage.heading.rsplit(" > ", 1)[-1]
         extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
-        if subject and len(extra) <= 1 and all(mentions(t, text_forms(last), last) for t in subject) \
+        if subject and not extra and all(mentions(t, text_forms(last), last) for t in subject) \
                 and u.position <= 1:
             b += 0.4  # the first sentence under a heading that names the subject
         return b
