@@ -53,7 +53,7 @@ class LeadState:
 def round_report(round_no: int, results: list[SubagentResult], sources: SourceRegistry) -> RoundReport:
     titles: dict[str, str] = {}
     for r in results:
-        for c in r.findings.claims:
+        for c in r.findings.claims + r.findings.related:
             for sid in c.source_ids:
                 src = sources.get(sid)
                 if src is not None:
@@ -66,7 +66,9 @@ def findings_json(report: RoundReport) -> str:
     """The round's findings as the lead's prompt shows them ("</" escaped: quoted text cannot close the tag)."""
     subs = [{"agent_id": s.agent_id, "objective": s.delegation.objective, "status": s.status.value,
              "summary": s.findings.summary, "claims": [c.model_dump() for c in s.findings.claims],
-             "open_questions": s.findings.open_questions, "error": s.error} for s in report.subagents]
+             "open_questions": s.findings.open_questions, "error": s.error,
+             **({"related": [c.model_dump() for c in s.findings.related]} if s.findings.related else {})}
+            for s in report.subagents]
     data = {"subagents": subs, "sources": dict(report.source_titles)}
     return json.dumps(data, indent=1, ensure_ascii=False).replace("</", "<\\/")
 

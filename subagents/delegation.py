@@ -90,6 +90,9 @@ class Findings(BaseModel):
     summary: str = Field("", description="Two or three sentences answering the objective.")
     claims: list[Claim] = Field(default_factory=list)
     open_questions: list[str] = Field(default_factory=list, description="What remains unanswered.")
+    related: list[Claim] = Field(default_factory=list, description=(
+        "Optional: passages close to the objective that do not answer it (possibly related). "
+        "They never count as claims."))
 
 
 class Plan(BaseModel):

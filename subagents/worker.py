@@ -58,7 +58,7 @@ class SubagentRun:
 
 def submit_findings_tool(sources: SourceRegistry, prompts: PromptSet) -> Tool:
     async def run(args: Findings, ctx: ToolContext) -> str:
-        unknown = sorted({sid for c in args.claims for sid in c.source_ids if sid not in sources})
+        unknown = sorted({sid for c in args.claims + args.related for sid in c.source_ids if sid not in sources})
         if unknown:
             raise ToolError(
                 f"unknown source ids {', '.join(unknown)}: cite only ids returned by your tools in this task"

@@ -5,6 +5,7 @@ arguments that make it quick), so a bench added to the README without one fails 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -29,7 +30,25 @@ SMALL = {
     "bench_extract.py": lambda tmp: ["--root", str(PYTHON_DOCS), "--pages", "3"],
     "bench_startup.py": lambda tmp: ["--repeat", "1"],
     "bench_compare.py": lambda tmp: ["--questions", "2", "--parallel", "2", "--latency", "0.01", "--tps", "100000"],
+    "bench_quality.py": lambda tmp: ["--questions", str(small_questions(tmp)), "--corpus", str(small_corpus(tmp)),
+                                     "--cache-dir", str(tmp / "cache")],
 }
+
+
+def small_questions(tmp: Path) -> Path:
+    """Three questions over the small corpus, in the question-set format (one the corpus cannot answer)."""
+    rows = [
+        {"id": "s-1", "question": "What happens to the other tasks in a task group when one fails?",
+         "answers": ["the remaining tasks in the group are cancelled"], "gold_sources": ["library/asyncio-task.html"],
+         "tags": ["why", "answerable", "python"], "split": "dev"},
+        {"id": "s-2", "question": "Compare lists and tuples", "answers": ["mutable sequences; immutable sequences"],
+         "gold_sources": ["lists.rst"], "tags": ["comparison", "answerable", "python"], "split": "test"},
+        {"id": "s-3", "question": "Who is the current CEO of Microsoft?", "answers": [], "gold_sources": [],
+         "tags": ["what-is", "unanswerable", "python"], "split": "dev"},
+    ]
+    path = tmp / "questions.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
 NEEDS_PYTHON_DOCS = {"bench_extract.py"}
 
 

@@ -459,7 +459,11 @@ async def test_tools_register_sources_and_read_full_text(corpus_dir: Path, cache
         assert full["text"] in ctx.sources.get(top["source_id"]).text  # registry holds the full text
 
         empty = _payload((await box.call(ToolUseBlock("t4", "search_corpus", {"query": "xylophonezebra"}), allowed, ctx)).content)
-        assert empty == {"query": "xylophonezebra", "results": []}
+        assert empty["results"] == [] and empty["query"] == "xylophonezebra"
+        # how many passages hold each query term: a word no passage holds is not in the corpus
+        assert empty["corpus"] == {"passages": corpus.passage_count(), "term_passages": {"xylophonezebra": 0}}
+        stats = again["corpus"]["term_passages"]
+        assert stats["frobnicate"] >= 1 and set(stats) == {"frobnicate", "widgets"}
 
 
 async def test_tool_errors_are_readable(corpus_dir: Path, cache: Path) -> None:

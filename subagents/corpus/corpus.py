@@ -70,6 +70,14 @@ class Corpus:
         hits.sort(key=lambda p: p.score, reverse=True)
         return hits[:k]
 
+    def term_passages(self, terms: list[str]) -> dict[str, int]:
+        """Passages containing each term, over every root (document frequencies)."""
+        counts = dict.fromkeys(terms, 0)
+        for ix in self.indexes:
+            for t, n in ix.term_passages(terms).items():
+                counts[t] += n
+        return counts
+
     def read(self, passage_id: str, context: int = 1) -> PassageRead:
         tag = passage_id.partition("/")[0]
         ix = self._by_tag.get(tag)

@@ -102,6 +102,7 @@ class CorpusIndex:
         self.db_path = db_path
         self.options = options
         self._lock = threading.Lock()
+        self._df: dict[str, int] = {}  # term -> passages containing it (reset by update)
         self._db = sqlite3.connect(db_path, timeout=30, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -176,6 +177,7 @@ class CorpusIndex:
                 db.execute("ROLLBACK")
                 raise
             stats.passages = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            self._df.clear()
         stats.seconds = time.perf_counter() - t0
         return stats
 
@@ -297,6 +299,19 @@ class CorpusIndex:
         before = "\n\n".join(r[3] for r in rows if r[0] < n)
         after = "\n\n".join(r[3] for r in rows if r[0] > n)
         return PassageRead(Passage(passage_id, title, heading, rel, text, _plain(text)[:300]), before, after)
+
+    def term_passages(self, terms: list[str]) -> dict[str, int]:
+        """How many passages contain each term (a word or a phrase, as `query_terms` gives them):
+        document frequencies for weighting terms. Cached until the next update."""
+        missing = [t for t in terms if t not in self._df]
+        with self._lock:
+            for t in missing:
+                phrase = '"' + t.replace('"', " ") + '"'
+                try:
+                    self._df[t] = self._db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (phrase,)).fetchone()[0]
+                except sqlite3.OperationalError:  # nothing searchable in the term
+                    self._df[t] = 0
+        return {t: self._df[t] for t in terms}
 
     def passage_count(self) -> int:
         with self._lock:

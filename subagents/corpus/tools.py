@@ -16,6 +16,7 @@ from ..sources import SourceKind
 from ..tool_names import READ_PASSAGE, SEARCH_CORPUS
 from ..tools import Tool, ToolContext, ToolError, untrusted
 from .corpus import Corpus
+from .query import query_terms
 from .records import CorpusError, Passage
 
 
@@ -32,7 +33,8 @@ class ReadPassageArgs(BaseModel):
 SEARCH_DESCRIPTION = (
     "Search the local document corpus (offline reference documentation) with BM25 full-text "
     "search. Returns the best-matching passages, each with a source_id to cite, a passage_id, the "
-    "document title, the heading path and a ~300-character snippet. Use it first for anything the "
+    "document title, the heading path and a ~300-character snippet, and how many of the corpus's "
+    "passages contain each query term (a term no passage contains is not in the corpus). Use it first for anything the "
     "local documents may cover; prefer specific words (names, identifiers, technical terms) over "
     "long sentences, and try other wordings when results are off-topic. Snippets are partial: call "
     "read_passage on a promising passage_id before relying on it."
@@ -80,7 +82,9 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
                     "score": round(p.score, 3),
                 }
             )
-        return untrusted("corpus search", {"query": args.query, "results": results})
+        terms = query_terms(args.query)
+        stats = {"passages": corpus.passage_count(), "term_passages": corpus.term_passages(terms)}
+        return untrusted("corpus search", {"query": args.query, "results": results, "corpus": stats})
 
     async def read_passage(args: ReadPassageArgs, ctx: ToolContext) -> str:
         try:

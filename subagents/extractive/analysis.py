@@ -1,0 +1,178 @@
+"""What a question asks: its answer type, its subject, the entities it compares, its parts.
+
+    how-to      "How do I …", "What should I use to …"   → an API / command and a code example
+    why         "Why …", "What's going on?"               → the sentence giving the reason
+    what-is     "What is X?", "What does X do?"           → a definition
+    comparison  "X vs Y", "difference between X and Y"    → per-entity properties side by side
+    list        "Which Xs …?", "What kinds of …?"         → the items
+    fact        anything else                             → the sentence that states it
+A question with several sub-questions ("What is X, and how do I Y?") has one part per
+sub-question, each analysed on its own; a pronoun in a later part stands for the first part's
+subject. Objectives written by the lead ("tuple — compared with list; part of: …") parse the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from .terms import KEYWORDS, Term, TermKind, extract_terms, make_term
+
+
+class AnswerType(StrEnum):
+    HOW_TO = "how-to"
+    WHY = "why"
+    WHAT_IS = "what-is"
+    COMPARISON = "comparison"
+    LIST = "list"
+    FACT = "fact"
+
+
+@dataclass
+class Question:
+    text: str
+    answer_type: AnswerType
+    terms: list[Term]
+    subject: list[Term] = field(default_factory=list)  # what the question is about
+    entities: list[str] = field(default_factory=list)  # compared things (comparison)
+    parts: list["Question"] = field(default_factory=list)  # sub-questions (multi-part)
+    clause: str = ""  # a condition ("when one of them raises an exception"), for depth facets
+
+    @property
+    def multi(self) -> bool:
+        return len(self.parts) > 1
+
+    def named(self) -> list[Term]:
+        return [t for t in self.terms if t.named]
+
+
+_HOW = re.compile(r"^(?:how\s+(?:do|can|could|should|would|to|might)\b|what\s+(?:should|can|could|do)\s+i\s+use|"
+                  r"what(?:'s|\s+is)\s+the\s+\w*\s*way\s+to|what\s+tool|is\s+there\s+a\s+way|which\s+\w+\s+(?:do|should)\s+i\s+use)"
+                  r"|\b(?:what|which)\s+(?:should|can)\s+i\s+use\b|\bhow\s+(?:do|can)\s+i\b|\bhow\s+to\b", re.I)
+_WHY = re.compile(r"^\s*why\b|\bwhy\b|what'?s\s+going\s+on|how\s+come\b|\bthe\s+reason\b", re.I)
+_WHAT = re.compile(r"^(?:what(?:'s|\s+is|\s+are|\s+does|\s+do)|what\s+exactly\s+is|define|explain)\b|\bmeaning\s+of\b|"
+                   r"\bpurpose\s+of\b", re.I)
+_LIST = re.compile(r"^(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<plural>\w+s)\s+(?:can|do|does|are|is|must|should|will|of)\b|"
+                   r"^what\s+(?:are\s+the|kinds?\s+of|types?\s+of|ways?\s+of)\b|^list\b|^name\s+the\b", re.I)
+_COMPARE = [
+    re.compile(r"\bdifferences?\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)(?:\s+(?:when|if|in|for|regarding)\b.*)?$", re.I),
+    re.compile(r"^(?:compare|contrast)\s+(?:how\s+)?(?P<list>.+?)(?:\s+(?:in terms of|regarding|for|when)\s+.+)?$", re.I),
+    re.compile(r"\bhow\s+(?:is|are|does|do)\s+(?P<a>.+?)\s+(?:different|differ)\s+from\s+(?P<b>.+?)$", re.I),
+    re.compile(r"\bhow\s+does\s+(?P<a>.+?)\s+(?:compare|differ)\s+(?:to|with|from)\s+(?P<b>.+?)$", re.I),
+    re.compile(r"\b(?:should\s+i\s+use|use)\s+(?:an?\s+)?(?P<a>[\w.()\[\]]+)\s+and\s+when\s+(?:an?\s+)?(?P<b>[\w.()\[\]]+)", re.I),
+    re.compile(r"^(?P<a>[^:?]+?)\s+(?:vs\.?|versus)\s+(?P<b>[^:?]+?)(?:[:?].*)?$", re.I),
+    re.compile(r"\b(?:call|use|store\s+\w+(?:\s+\w+)?\s+in)\s+(?:an?\s+)?(?P<a>[\w.()\[\]' ]+?)\s+or\s+(?:an?\s+)?"
+               r"(?P<b>[\w.()\[\]']+(?:\s+column)?)", re.I),
+    re.compile(r"^(?P<a>[^:?,]+?)\s+or\s+(?P<b>[^:?,]+?)\s*[:?]", re.I),
+    re.compile(r"\bhow\s+does\s+(?P<a>\S+)\s+\w+\s+compared\s+(?:with|to)\s+(?:an?\s+)?(?P<b>.+?)\??$", re.I),
+    re.compile(r"\b(?P<a>[\w.()]+)\s+(?:compared\s+(?:with|to))\s+(?:an?\s+)?(?P<b>[\w.() ]+?)\??$", re.I),
+    re.compile(r"\b(?P<a>[\w.()]+)\s+(?:faster|slower|better|worse|safer)\s+than\s+(?P<b>[\w.()]+)", re.I),
+]
+_PART_SPLIT = re.compile(r"\?\s+(?=[A-Z])|,?\s+and\s+(?=(?i:how|what|why|which|can|could|does|do|is|are|where|when)\b)")
+_PRONOUN = re.compile(r"\b(it|its|them|they|one|this|that)\b", re.I)
+_CLAUSE = re.compile(r"\b(when|if|while|after|before|without|unless|once)\b\s+(.+)$", re.I)
+_LEAD_NOTE = re.compile(r"\s*\((?:part of|as against|compared with)[^)]*\)\s*|\s+—\s+.*$")
+
+
+def clean(text: str) -> str:
+    return " ".join(text.split()).strip()
+
+
+def _entity(text: str) -> str:
+    text = re.sub(r"^(?:the|a|an|using|calling|comparing\s+with|with)\s+", "", text.strip(" ?.!\"'`,:"), flags=re.I)
+    text = re.sub(r"\s+(?:of|for|in)\s+(?:an?|the)\s+\w+$", "", text)
+    text = re.sub(r"^(?:the|a|an)\s+", "", text, flags=re.I)
+    return text.strip(" ?.!\"'`,:")
+
+
+def comparison_entities(q: str) -> list[str]:
+    for pat in _COMPARE:
+        m = pat.search(q)
+        if not m:
+            continue
+        groups = m.groupdict()
+        if groups.get("list"):
+            items = [_entity(x) for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+", groups["list"])]
+        else:
+            items = [_entity(groups["a"]), _entity(groups["b"])]
+        items = [i for i in items if i and len(i.split()) <= 5]
+        items = [re.sub(r"\s+column$", "", i) for i in items]
+        if len(items) >= 2 and all(extract_terms(i) or re.search(r"[=:<>!]", i) or i.lower() in KEYWORDS for i in items):
+            return items
+    return []
+
+
+def answer_type(q: str) -> AnswerType:
+    if comparison_entities(q):
+        return AnswerType.COMPARISON
+    if _WHY.search(q) and not re.match(r"^\s*(?:how|what)\s+(?:do|can|should)\s+i\b", q, re.I):
+        return AnswerType.WHY
+    m = _LIST.search(q)
+    if m and not (m.group("plural") or "").lower().endswith(("ss", "us", "is", "does", "has", "was", "its")):
+        return AnswerType.LIST
+    if _HOW.search(q):
+        return AnswerType.HOW_TO
+    if _WHAT.search(q):
+        return AnswerType.WHAT_IS
+    return AnswerType.FACT
+
+
+def _subject(q: str, terms: list[Term], atype: AnswerType) -> list[Term]:
+    """The terms of the thing asked about: names and identifiers first, else the phrase after the
+    question words."""
+    named = [t for t in terms if t.kind in (TermKind.IDENT, TermKind.NAME)]
+    if named:
+        return named[:3]
+    m = re.search(r"^(?:what|who|which)(?:'s|\s+is|\s+are|\s+does|\s+do)?\s+(?:exactly\s+)?(?:an?\s+|the\s+)?(.+?)"
+                  r"(?:\s+(?:do|mean|used|for|in|give)\b.*)?$", q, re.I)
+    if m and atype is AnswerType.WHAT_IS:
+        sub = extract_terms(m.group(1))
+        if sub:
+            return sub[:3]
+    return terms[:2]
+
+
+def split_parts(q: str) -> list[str]:
+    pieces = [clean(p).strip(" ,") for p in _PART_SPLIT.split(q) if p and clean(p).strip(" ,?")]
+    return [p if p.endswith("?") else p + "?" for p in pieces] if len(pieces) > 1 else [q]
+
+
+def analyse(text: str) -> Question:
+    """Analyse a question or an objective."""
+    q = clean(_LEAD_NOTE.sub(" ", text))
+    parts = split_parts(q)
+    if len(parts) > 1 and not comparison_entities(q):
+        subs = [analyse_single(p) for p in parts]
+        head = subs[0].subject
+        for sub in subs[1:]:  # "how can I empty its cache": its = the first part's subject
+            if _PRONOUN.search(sub.text) or not sub.subject or not (set(sub.terms) & set(head)):
+                sub.terms = list(dict.fromkeys(sub.terms + head))
+                sub.subject = list(dict.fromkeys(head + sub.subject))[:3]
+        # a follow-up sentence that only re-asks the first ("How do they differ?") is no new part
+        subs = [s for i, s in enumerate(subs) if i == 0 or set(s.terms) - set(subs[0].terms)
+                or s.answer_type is not subs[0].answer_type]
+        if len(subs) > 1:
+            terms = list(dict.fromkeys(t for s in subs for t in s.terms))
+            return Question(q, subs[0].answer_type, terms, subs[0].subject, parts=subs)
+    return analyse_single(q)
+
+
+def analyse_single(q: str) -> Question:
+    terms = extract_terms(q)
+    atype = answer_type(q)
+    entities = comparison_entities(q) if atype is AnswerType.COMPARISON else []
+    clause = ""
+    m = _CLAUSE.search(q)
+    if m and atype in (AnswerType.WHY, AnswerType.FACT) and len(extract_terms(q[: m.start()])) >= 2 \
+            and len(extract_terms(m.group(2))) >= 2:
+        clause = m.group(2).rstrip("?. ")
+    if entities:  # the compared things are terms even when they are keywords ("== or is")
+        extra = [t for e in entities for t in (extract_terms(e) or [make_term(e, TermKind.IDENT)])]
+        terms = list(dict.fromkeys(terms + extra))
+    return Question(q, atype, terms, _subject(q, terms, atype), entities, clause=clause)
+
+
+def entity_terms(entity: str) -> list[Term]:
+    return extract_terms(entity) or [make_term(entity, TermKind.SYMBOL if re.search(r"[=:<>!]", entity)
+                                               else TermKind.IDENT)]

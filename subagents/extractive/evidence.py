@@ -1,0 +1,232 @@
+"""Tool results as evidence: passages (with their rank over the searches), and the units a claim
+can be made of — whole sentences of prose, code blocks and API signatures — each with its source.
+
+Sentences are split on sentence-final punctuation followed by a capital, never inside a dotted name
+(`os.path.join()`), after a common abbreviation (e.g., i.e., etc.) or inside brackets; a block of
+preformatted text (code, a table) stays whole. A unit that does not end a sentence is kept only as
+context, never as a claim, so a claim is never a cut sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Iterable
+
+from ..model import ToolResultBlock, ToolUseBlock
+from .terms import Weights, text_forms
+
+
+class UnitKind(StrEnum):
+    SENTENCE = "sentence"
+    CODE = "code"  # a preformatted block: an example, an interactive session
+    SIGNATURE = "signature"  # an API entry's first line: name(arguments)
+
+
+@dataclass
+class Passage:
+    source_id: str
+    title: str
+    heading: str
+    text: str
+    full: bool  # read in full (else a search snippet)
+    rank: float = 0.0  # fused reciprocal rank over the searches (higher is better)
+    passage_id: str = ""
+    url: str = ""
+    anchor: str = ""  # the source id of the passage this one neighbours (read with it)
+
+    @property
+    def context(self) -> str:
+        return f"{self.title} {self.heading}"
+
+
+@dataclass
+class Unit:
+    text: str
+    kind: UnitKind
+    passage: Passage
+    position: int  # order within its passage
+    forms: set[str] = field(default_factory=set)
+    term_line: str = ""  # the short line just above (a glossary term, a definition-list term)
+    api: str = ""  # the API signature this sentence documents (the nearest one above it in the passage)
+    intro: bool = False  # a sentence ending in ":" that introduces the code block right after it
+
+    @property
+    def source_id(self) -> str:
+        return self.passage.source_id
+
+    @property
+    def complete(self) -> bool:
+        """A whole sentence (or a whole block): fit to be a claim."""
+        if self.kind is not UnitKind.SENTENCE:
+            return True
+        if "…" in self.text:
+            return False
+        return self.intro or bool(_SENTENCE_END.search(self.text)) and not self.text.endswith(":")
+
+
+def material(content: str) -> Any:
+    """The JSON inside a tool result's <retrieved_material> wrapper (None when there is none)."""
+    m = re.search(r"<retrieved_material\b[^>]*>\s*(.*?)\s*</retrieved_material>", content, re.S)
+    try:
+        return json.loads(m.group(1) if m else content)
+    except (json.JSONDecodeError, TypeError):
+        return None
+
+
+# ---------------------------------------------------------------- splitting
+
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$", re.I)
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[])")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]?$|\)$")
+SIGNATURE = _SIGNATURE = re.compile(r"^(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|"
+                        r"staticmethod)\s+)?[A-Za-z_][\w.]*\s*\(.*\)(?:\s*->\s*\S+)?$|^[A-Za-z_][\w]*\.[\w.]+$")
+_CODEISH = re.compile(r"^\s*(?:>>>|\$ |#|[A-Za-z_][\w.]*\s*(?:=|\()|(?:def|class|import|from|for|if|with|return|"
+                      r"print|SELECT|CREATE|INSERT|UPDATE|DELETE|ALTER)\b)")
+
+
+def split_sentences(block: str) -> list[str]:
+    block = " ".join(block.split())
+    if not block:
+        return []
+    out: list[str] = []
+    buf = ""
+    start = 0
+    for m in _BOUNDARY.finditer(block):
+        piece = block[start:m.start()] + block[m.start():m.end()].rstrip()
+        cand = f"{buf} {piece}".strip() if buf else piece.strip()
+        if _ABBREV.search(cand) or cand.count("(") > cand.count(")"):
+            buf = cand
+        else:
+            out.append(cand)
+            buf = ""
+        start = m.end()
+    rest = block[start:].strip()
+    if rest:
+        out.append(f"{buf} {rest}".strip() if buf else rest)
+    elif buf:
+        out.append(buf)
+    return out
+
+
+def is_code_block(block: str) -> bool:
+    lines = [ln for ln in block.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return False
+    codeish = sum(1 for ln in lines if _CODEISH.match(ln) or ln.startswith((" ", "\t")) or ln.rstrip().endswith((":", ";", ")")))
+    return codeish >= 0.5 * len(lines) and " | " not in block
+
+
+def units_of(passage: Passage) -> list[Unit]:
+    units: list[Unit] = []
+    for block in re.split(r"\n\s*\n", passage.text):
+        block = block.strip("\n")
+        if not block.strip():
+            continue
+        if "\n" in block.strip():
+            if is_code_block(block):
+                units.append(Unit(block.rstrip(), UnitKind.CODE, passage, len(units)))
+                continue
+            lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
+        else:
+            lines = [block.strip()]
+        for line in lines:
+            if _SIGNATURE.match(line) and len(line) < 160:
+                units.append(Unit(line, UnitKind.SIGNATURE, passage, len(units)))
+                continue
+            line = re.sub(r"^[-*•]\s+", "", line)
+            for s in split_sentences(line):
+                units.append(Unit(s, UnitKind.SENTENCE, passage, len(units)))
+    api = ""
+    for prev, u in zip([None] + units, units):
+        u.forms = text_forms(u.text)
+        if u.kind is UnitKind.SIGNATURE:
+            api = u.text
+        u.api = api
+        if prev is not None and u.kind is UnitKind.CODE and prev.kind is UnitKind.SENTENCE and prev.text.endswith(":") \
+                and len(prev.text.split()) >= 6:
+            prev.intro = True
+        if prev is not None and prev.kind is UnitKind.SENTENCE and len(prev.text.split()) <= 5 \
+                and not _SENTENCE_END.search(prev.text):
+            u.term_line = prev.text
+            u.forms |= text_forms(prev.text)  # a definition is about the term it follows
+    return units
+
+
+# ---------------------------------------------------------------- tool results
+
+@dataclass
+class Evidence:
+    passages: dict[str, Passage] = field(default_factory=dict)  # by source id
+    weights: Weights = field(default_factory=Weights)
+    queries: list[str] = field(default_factory=list)
+
+    def all_forms(self) -> set[str]:
+        out: set[str] = set()
+        for p in self.passages.values():
+            out |= text_forms(f"{p.context} {p.text}")
+        return out
+
+    def all_text(self) -> str:
+        return " ".join(f"{p.context} {p.text}" for p in self.passages.values())
+
+
+def _add(ev: Evidence, p: Passage) -> None:
+    have = ev.passages.get(p.source_id)
+    if have is None or (p.full and not have.full):
+        if have is not None:
+            p.rank = max(p.rank, have.rank)
+        ev.passages[p.source_id] = p
+    else:
+        have.rank = max(have.rank, p.rank)
+
+
+def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evidence:
+    """Every passage the agent's tools returned (search snippets, full reads and their
+    neighbours), with a fused rank, plus the corpus term statistics the searches reported."""
+    ev = Evidence()
+    fused: dict[str, float] = {}
+    for use, res in calls:
+        data = material(res.content) if res is not None and not res.is_error else None
+        if not isinstance(data, dict):
+            continue
+        if "results" in data:
+            ev.queries.append(str(use.input.get("query", "")))
+            stats = data.get("corpus") or {}
+            if isinstance(stats, dict) and isinstance(stats.get("term_passages"), dict):
+                ev.weights.add(int(stats.get("passages") or 0), stats["term_passages"])
+            for rank, r in enumerate(data["results"]):
+                sid = r.get("source_id")
+                if not sid:
+                    continue
+                fused[sid] = fused.get(sid, 0.0) + 1.0 / (4 + rank)
+                _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""), r.get("snippet") or r.get("text", ""),
+                                 False, 0.0, r.get("passage_id", ""), r.get("url", "")))
+        elif data.get("source_id"):
+            _add(ev, Passage(data["source_id"], data.get("title", ""), data.get("heading", ""), data.get("text", ""),
+                             True, 0.0, data.get("passage_id", ""), data.get("url", "")))
+            for side in ("context_before", "context_after"):
+                nb = data.get(side)
+                if isinstance(nb, dict) and nb.get("source_id"):
+                    _add(ev, Passage(nb["source_id"], data.get("title", ""), nb.get("heading", ""), nb.get("text", ""),
+                                     True, 0.0, nb.get("passage_id", ""), anchor=data["source_id"]))
+        elif "passages" in data:  # a fetched web page
+            for p in data["passages"]:
+                if p.get("source_id"):
+                    _add(ev, Passage(p["source_id"], data.get("title", ""), p.get("heading", ""), p.get("text", ""),
+                                     True, 0.0, url=data.get("url", "")))
+    by_url: dict[str, float] = {}
+    for sid, r in fused.items():
+        if sid in ev.passages:
+            p = ev.passages[sid]
+            p.rank = max(p.rank, r)
+            if p.url:
+                by_url[p.url] = max(by_url.get(p.url, 0.0), r)
+    for p in ev.passages.values():  # neighbours and fetched pages rank a little below what led to them
+        if p.anchor and p.anchor in ev.passages:
+            p.rank = max(p.rank, 0.6 * ev.passages[p.anchor].rank)
+        elif p.url and not p.rank:
+            p.rank = 0.8 * by_url.get(p.url, 0.0)
+    return ev

@@ -1,0 +1,162 @@
+"""The lead's plans: delegations that do not overlap, and gap rounds that fill what is missing.
+
+- comparison: one subagent per compared entity, searching the entity in the question's context
+  ("tuple heterogeneous", not the bare "tuple"), told which entities its siblings cover;
+- several sub-questions: one subagent per part, the first part's subject carried into the others;
+- anything else — one question, however worded — one subagent with a few distinct queries: a
+  second subagent on the same question retrieves the same passages (measured: the sibling overlap
+  of bench/bench_quality.py), so no facet template splits it.
+An objective carries what the lead knows around it in a parenthesis the subagent parses:
+"<question> (about: X; compared with: Y; part of: <the whole question>)".
+The gap round delegates exactly what no claim covers yet — an entity or part without claims, a name
+of the question no claim mentions — with queries not used before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..context import LeadLimits, RoundReport
+from ..delegation import QueryType
+from .analysis import AnswerType, Question, analyse, entity_terms
+from .terms import Term, TermKind, extract_terms, mentions, text_forms
+
+MAX_QUERIES = 3
+MAX_READS = 4
+OUTPUT_FORMAT = "Up to 5 whole sentences quoted from the sources that answer the objective, each with its source id."
+
+
+@dataclass
+class Task:
+    objective: str
+    queries: list[str]
+    out_of_scope: list[str]
+    label: str  # what this task covers, for the rationale and the report
+
+    def delegation(self, tools: list[str]) -> dict[str, Any]:
+        return {"objective": self.objective, "queries": self.queries[:MAX_QUERIES], "tools": list(tools),
+                "boundaries": {"out_of_scope": self.out_of_scope}, "output_format": OUTPUT_FORMAT,
+                "budget": {"max_tool_calls": 1 + MAX_QUERIES + MAX_READS, "max_seconds": 60}}
+
+
+def words_of(terms: list[Term]) -> str:
+    return " ".join(t.text.strip("`").rstrip("*") for t in terms if t.kind is not TermKind.SYMBOL)
+
+
+def note(main: str, **fields: str) -> str:
+    body = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in fields.items() if v)
+    return f"{main} ({body})" if body else main
+
+
+def _distinct_queries(*queries: str) -> list[str]:
+    out: list[str] = []
+    for q in queries:
+        q = " ".join(q.split())
+        if q and extract_terms(q) and q.lower() not in (x.lower() for x in out):
+            out.append(q)
+    return out
+
+
+def single_queries(q: Question) -> list[str]:
+    """Distinct queries for one question: all its terms; its names and subject; its rarer half."""
+    named = [t for t in q.terms if t.kind in (TermKind.IDENT, TermKind.NAME)]
+    words = [t for t in q.terms if t.kind is TermKind.WORD]
+    focus = list(dict.fromkeys(named + q.subject)) if named else []
+    return _distinct_queries(words_of(q.terms), words_of(focus),
+                             words_of(words[len(words) // 2:] + named[:1]) if len(words) > 3 else "")
+
+
+def comparison_tasks(question: str, q: Question) -> list[Task]:
+    ent_terms = {e: entity_terms(e) for e in q.entities}
+    all_ent = {t for ts in ent_terms.values() for t in ts}
+    context = [t for t in q.terms if t not in all_ent][:3]
+    tasks = []
+    for e, terms in ent_terms.items():
+        others = [o for o in q.entities if o != e]
+        queries = _distinct_queries(words_of(terms + context), words_of(terms) + " " + words_of(context[:1]),
+                                    words_of(terms))
+        tasks.append(Task(note(e, compared_with=", ".join(others), part_of=question), queries,
+                          [f"{o} (another subagent covers it)" for o in others], e))
+    return tasks
+
+
+def part_tasks(question: str, q: Question) -> list[Task]:
+    tasks = []
+    head = q.parts[0].subject
+    for i, part in enumerate(q.parts):
+        about = words_of([t for t in head if t not in extract_terms(part.text)]) if i else ""
+        queries = single_queries(part)
+        others = [p.text for p in q.parts if p is not part]
+        tasks.append(Task(note(part.text, about=about, part_of=question), queries,
+                          [f"{o} (another subagent covers it)" for o in others], part.text))
+    return tasks
+
+
+def plan(question: str, tools: list[str], limits: LeadLimits) -> dict[str, Any]:
+    q = analyse(question)
+    if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
+        qtype, tasks = QueryType.BREADTH_FIRST, comparison_tasks(question, q)
+        why = f"a comparison of {len(q.entities)} things: one subagent per entity, each in the question's context"
+    elif q.multi:
+        qtype, tasks = QueryType.BREADTH_FIRST, part_tasks(question, q)
+        why = f"{len(q.parts)} sub-questions: one subagent per part"
+    else:
+        qtype, tasks = QueryType.STRAIGHTFORWARD, [Task(question, single_queries(q), [], "the question")]
+        why = f"a single {q.answer_type.value} question: one subagent with distinct queries"
+    if len(tasks) < 2 and qtype is not QueryType.STRAIGHTFORWARD:
+        qtype = QueryType.STRAIGHTFORWARD
+    tasks = tasks[: max(1, limits.tasks_per_query_type[qtype])]
+    return {"query_type": qtype.value, "rationale": why, "tasks": [t.delegation(list(tools)) for t in tasks]}
+
+
+# ---------------------------------------------------------------- gap round
+
+def _claim_text(rounds: list[RoundReport]) -> str:
+    return " ".join(c.text for r in rounds for s in r.subagents for c in s.findings.claims)
+
+
+def _used_queries(rounds: list[RoundReport]) -> set[str]:
+    return {q.lower() for r in rounds for s in r.subagents for q in s.delegation.queries}
+
+
+def _fresh(queries: list[str], used: set[str]) -> list[str]:
+    return [q for q in _distinct_queries(*queries) if q.lower() not in used]
+
+
+def gap_tasks(question: str, rounds: list[RoundReport], tools: list[str], most: int) -> tuple[list[dict[str, Any]], str]:
+    """Tasks for what the findings still lack, with queries not used before; ([], "") when nothing is."""
+    q = analyse(question)
+    found = _claim_text(rounds)
+    if not found.strip():
+        return [], ""  # nothing found at all: the corpus does not answer; more word overlap would not help
+    forms = text_forms(found)
+    used = _used_queries(rounds)
+    gaps: list[tuple[Task, str]] = []
+    subject = words_of(q.subject)
+    if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
+        for e in q.entities:
+            terms = entity_terms(e)
+            if not any(mentions(t, forms, found) for t in terms):
+                others = [o for o in q.entities if o != e]
+                queries = _fresh([f"{words_of(terms)} {' '.join(others)}", f"{words_of(terms)} is"], used)
+                if queries:
+                    gaps.append((Task(note(e, compared_with=", ".join(others), part_of=question), queries,
+                                      [f"{o} (covered)" for o in others], e), f"no claim about {e}"))
+    elif q.multi:
+        for part in q.parts:
+            own = [t for t in part.terms if t not in q.parts[0].subject] or part.terms
+            if not any(mentions(t, forms, found) for t in own):
+                queries = _fresh([f"{words_of(own)} {subject}", words_of(own)], used)
+                if queries:
+                    gaps.append((Task(note(part.text, about=subject, part_of=question), queries, [], part.text),
+                                 f"no claim answers “{part.text}”"))
+    named = [t for t in q.terms if t.kind in (TermKind.IDENT, TermKind.NAME) and not mentions(t, forms, found)]
+    for t in named[:2]:
+        others = [x for x in q.subject if x is not t]
+        queries = _fresh([f"{t.text} {words_of(others)}".strip(), t.text], used)
+        if queries and not any(t.text in g.objective for g, _ in gaps):
+            gaps.append((Task(note(t.text, about=words_of(others), part_of=question), queries, [], t.text),
+                         f"no claim mentions {t.text}"))
+    gaps = gaps[:most]
+    return [g.delegation(tools) for g, _ in gaps], "gap round: " + "; ".join(why for _, why in gaps)

@@ -1,0 +1,302 @@
+"""Answer selection: rank units by how well they answer the question's type, keep those above a
+relevance floor, and decide "not found" when the best evidence is below the threshold.
+
+A unit's score is its weighted coverage of the question's terms (term weights are inverse
+document frequencies; a term in the sentence counts fully, in its passage's headings in part)
+times a bonus for the answer type's pattern (a definition for what-is, an API and an imperative
+for how-to, a because-clause for why, both entities and a contrast for a comparison, an
+enumeration for a list), times small quality factors (a self-contained sentence of ordinary
+length) and the passage's search rank. The thresholds are constants calibrated on the dev split.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .analysis import AnswerType, Question, analyse, entity_terms
+from .evidence import Evidence, Passage, Unit, UnitKind, units_of
+from .terms import Term, TermKind, Weights, extract_terms, mentions, text_forms, weight
+
+MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
+FLOOR = 0.5  # a claim scores at least this share of the best claim
+MAX_CLAIMS = 5
+CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
+
+_NOTE = re.compile(r"\s*\((?P<body>(?:about|compared with|part of):[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
+_SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Raises an auditing event|Source code:|"
+                   r"See also|Availability:)", re.I)
+_CODE = re.compile(r"(?:^|\s)(?:def|class)\s+\w+\s*[(:]|\breturn\s+\w|[=!<>]=|\w\s*=\s*[\w(\[{'\"]|[{};]\s*$|>>>|"
+                   r"\bself\.\w+\s*=|\)\s*:\s*\w")
+_PRONOUN_START = re.compile(r"^(?:This|That|These|Those|It|They|Such|Here|However|Also|But|And|Or|So)\b")
+_DEF_VERB = r"\b(?:is|are|was|refers|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
+            r"creates|stores|contains|describes|implements|specifies|acts|behaves|works)\b"
+_DEF_ANY = re.compile(r"\b(?:is|are)\s+(?:an?|the|any|used|called|defined|one)\b|\brefers\s+to\b|\bstands\s+for\b|"
+                      r"\bknown\s+as\b|\bis\s+called\b|\bmeans\b", re.I)
+_WHY_STRONG = re.compile(r"\bbecause\b|\bdue\s+to\b|\bthe\s+reason\b|\bso\s+that\b|\bin\s+order\s+to\b|\bprevents?\b|"
+                         r"\bto\s+(?:avoid|prevent|ensure|protect)\b|\btherefore\b|\bthis\s+means\b|\bas\s+a\s+result\b|"
+                         r"(?<!version )\bsince\b(?!\s+(?:version|python|\d))|\bthus\b|\bconsequently\b|\bcaused\s+by\b", re.I)
+_WHY_WEAK = re.compile(r"\bcannot\b|\bcan't\b|\bwould\b|\bonly\b|\bnever\b|\bnot\b|\binstead\b|\bshould\s+not\b|"
+                       r"\bunsafe\b|\binsecure\b|\bimmutable\b|\bmutable\b", re.I)
+_HOW_VERB = re.compile(r"^(?:To\s+\w+.*?,\s*)?(?:Use|Call|Pass|Set|Run|Create|Add|Make|Import|Open|Write|Read|Define|"
+                       r"Specify|Invoke|Try|Wrap|Apply|Give|Put|Install|Enable|Issue|Execute|Start)\b")
+_HOW_ANY = re.compile(r"\byou\s+can\b|\bcan\s+be\s+used\s+to\b|\buse\s+(?:the|a|an)\b|\bby\s+(?:calling|using|passing|"
+                      r"setting)\b|\ballows?\s+you\s+to\b|\blets?\s+you\b|\bway\s+to\b|\bprovides?\s+(?:a|an)\b|"
+                      r"\bis\s+used\s+to\b|\bto\s+do\s+this\b|\binstead\s+use\b|\brecommended\b", re.I)
+_API = re.compile(r"\b[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+\(?|\b[A-Za-z_]\w*\(\)|`[^`]+`|\b[A-Z][A-Z_]{2,}\b(?:\s+[A-Z]{2,})*")
+_CONTRAST = re.compile(r"\bwhereas\b|\bwhile\b|\bunlike\b|\bin\s+contrast\b|\bon\s+the\s+other\s+hand\b|\bbut\b|"
+                       r"\bhowever\b|\bdiffer|\bdifference\b|\bcompared\b|\bthan\b|\bboth\b|\binstead\b|\bnot\b|\bonly\b",
+                       re.I)
+_ENUM = re.compile(r",|\bor\b|\band\b|;")
+
+
+@dataclass
+class Focus:
+    """What one objective asks, with what the lead said around it (the whole question, the subject
+    of a part, the entities siblings cover)."""
+
+    question: Question
+    about: list[Term] = field(default_factory=list)
+    context: list[Term] = field(default_factory=list)
+    siblings: list[Term] = field(default_factory=list)
+
+    @property
+    def terms(self) -> list[Term]:
+        return list(dict.fromkeys(self.question.terms + self.about))
+
+
+def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
+    """Parse an objective: "<question> (about: X; compared with: Y; part of: <whole question>)"."""
+    notes: dict[str, str] = {}
+    m = _NOTE.search(objective)
+    main = objective
+    if m:
+        main = objective[: m.start()]
+        for seg in m.group("body").split("; "):
+            key, _, val = seg.partition(":")
+            notes[key.strip()] = val.strip()
+    q = analyse(main)
+    about = extract_terms(notes.get("about", ""))
+    siblings = [t for e in re.split(r",\s*", notes.get("compared with", "")) if e for t in entity_terms(e)]
+    siblings += [t for s in (out_of_scope or []) for t in extract_terms(re.sub(r"\(.*?\)", "", s))]
+    context = []
+    if notes.get("part of"):
+        whole = analyse(notes["part of"])
+        own = set(q.terms) | set(about)
+        context = [t for t in whole.terms if t not in own and t not in siblings]
+        if q.answer_type is AnswerType.FACT and whole.answer_type is not AnswerType.COMPARISON:
+            q.answer_type = whole.answer_type
+        if whole.answer_type is AnswerType.COMPARISON and not q.entities:
+            q.answer_type = AnswerType.COMPARISON
+    siblings = [t for t in dict.fromkeys(siblings) if t not in set(q.terms) | set(about)]
+    return Focus(q, about, context, siblings)
+
+
+# ---------------------------------------------------------------- scoring
+
+@dataclass
+class Scored:
+    unit: Unit
+    score: float
+    coverage: float
+    hits: int = 0  # terms the sentence or its headings mention
+
+
+def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
+    s = u.text
+    q = focus.question
+    subject = [t for t in (q.subject or focus.about) if t.kind is not TermKind.SYMBOL] or q.subject
+    head = text_forms(" ".join(s.split()[:3]))
+    starts_with_subject = any(mentions(t, head, " ".join(s.split()[:3])) for t in subject)
+    if atype is AnswerType.WHAT_IS:
+        b = 0.0
+        if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) for t in subject):
+            b += 1.3  # the definition that follows the term in a glossary or definition list
+        if re.match(r"^(?:An?|The)\s+\w+(?:\s+\w+)?\s+(?:which|that|used|for|whose)\b", s):
+            b += 0.3
+        if starts_with_subject and re.search(_DEF_VERB, " ".join(s.split()[:5]), re.I):
+            b += 0.8
+        elif _DEF_ANY.search(s):
+            b += 0.3
+        last = u.passage.heading.rsplit(" > ", 1)[-1]
+        extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
+        if subject and not extra and all(mentions(t, text_forms(last), last) for t in subject) \
+                and u.position <= 1:
+            b += 0.4  # the first sentence under a heading that names the subject
+        return b
+    if atype is AnswerType.WHY:
+        b = 0.7 if _WHY_STRONG.search(s) else 0.2 if _WHY_WEAK.search(s) else 0.0
+        if u.passage.heading.rsplit(" > ", 1)[-1].lower().startswith("why") and u.position <= 2:
+            b += 0.4
+        return b
+    if atype is AnswerType.HOW_TO:
+        b = 0.0
+        if _API.search(s):
+            b += 0.35
+        if _HOW_VERB.search(s):
+            b += 0.35
+        if _HOW_ANY.search(s):
+            b += 0.3
+        return b
+    if atype is AnswerType.COMPARISON:
+        ents = {id(t) for t in focus.siblings}
+        own = any(mentions(t, u.forms, s) for t in subject)
+        other = any(mentions(t, u.forms, s) for t in focus.siblings) if ents else False
+        b = 0.5 if own and other else 0.0
+        if _CONTRAST.search(s):
+            b += 0.3
+        if starts_with_subject:
+            b += 0.3
+        return b
+    if atype is AnswerType.LIST:
+        n = len(_ENUM.findall(s))
+        return min(0.6, 0.15 * n) + (0.2 if len(_API.findall(s)) >= 2 else 0.0)
+    return 0.2 if re.search(r"\b(?:is|are|will|default)\b", s) else 0.0
+
+
+def _quality(u: Unit) -> float:
+    words = len(u.text.split())
+    q = 1.0
+    if _PRONOUN_START.match(u.text):
+        q *= 0.8
+    if words < 6:
+        q *= 0.6
+    elif words > 50:
+        q *= 0.75
+    if u.text.startswith("See "):
+        q *= 0.5
+    if not u.passage.full:
+        q *= 0.8
+    return q
+
+
+def _coverage(terms: list[tuple[Term, float]], u: Unit, ctx_forms: set[str], pass_forms: set[str]) -> float:
+    total = sum(w for _, w in terms) or 1.0
+    got = 0.0
+    for t, w in terms:
+        if mentions(t, u.forms, u.text):
+            got += w
+        elif mentions(t, ctx_forms, ""):
+            got += 0.45 * w
+        elif mentions(t, pass_forms, ""):
+            got += 0.15 * w
+    return got / total
+
+
+def weighted_terms(focus: Focus, weights: Weights, seen: set[str], raw: str) -> list[tuple[Term, float]]:
+    """The focus's terms with their weights; terms no passage of the corpus contains are dropped
+    (nothing could match them), context terms count for less."""
+    out = []
+    for t in focus.terms:
+        if weights.absent(t) and not t.named or t.kind is TermKind.NUMBER and "." not in t.text:
+            continue
+        if t.kind is TermKind.SYMBOL and t.text not in raw:
+            continue
+        out.append((t, weight(t, weights)))
+    out += [(t, CONTEXT_WEIGHT * weight(t, weights)) for t in focus.context if not weights.absent(t)]
+    return out
+
+
+def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
+    """Names, identifiers and versions the objective names that no retrieved text mentions."""
+    forms, raw = ev.all_forms(), ev.all_text()
+    names = [t for t in focus.question.terms + focus.about if t.named and not (t.kind is TermKind.NUMBER
+                                                                               and "." not in t.text)]
+    return [t for t in names if not mentions(t, forms, raw)]
+
+
+def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
+    raw = ev.all_text()
+    terms = weighted_terms(focus, ev.weights, ev.all_forms(), raw)
+    if not terms:
+        return []
+    top_rank = max((p.rank for p in ev.passages.values()), default=1.0) or 1.0
+    atype = focus.question.answer_type
+    out: list[Scored] = []
+    for p in ev.passages.values():
+        base_ctx = text_forms(p.context)
+        pass_forms = text_forms(p.text)
+        for u in units_of(p):
+            ctx_forms = base_ctx | text_forms(f"{u.api} {u.term_line}") if u.api or u.term_line else base_ctx
+            if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete:
+                continue
+            if not p.full and _CODE.search(u.text):
+                continue  # a snippet with its code run together into one line
+            if not any(mentions(t, u.forms, u.text) for t, _ in terms) and not (
+                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)):
+                continue
+            cov = _coverage(terms, u, ctx_forms, pass_forms)
+            score = cov * (1 + _type_bonus(u, focus, atype)) * _quality(u) * (1 + 0.4 * p.rank / top_rank)
+            if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
+                    and any(mentions(t, u.forms, u.text) for t in focus.siblings):
+                score *= 0.3  # about what a sibling covers
+            hits = sum(1 for t, _ in terms if mentions(t, u.forms, u.text) or mentions(t, ctx_forms, ""))
+            out.append(Scored(u, score, cov, hits))
+    out.sort(key=lambda s: (-s.score, -s.unit.passage.rank, s.unit.position))
+    return out
+
+
+# ---------------------------------------------------------------- choosing
+
+@dataclass
+class Selection:
+    claims: list[Unit]
+    related: list[Unit]
+    missing: list[Term]  # named terms no retrieved text mentions
+    coverage: float  # best unit's coverage
+    uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
+
+    @property
+    def found(self) -> bool:
+        return bool(self.claims)
+
+
+def _distinct(chosen: list[Unit], u: Unit) -> bool:
+    for o in chosen:
+        inter = len(u.forms & o.forms)
+        if inter / max(1, len(u.forms | o.forms)) > 0.6 or u.text == o.text:
+            return False
+    return True
+
+
+def attachment(u: Unit, atype: AnswerType) -> Unit | None:
+    """The code a sentence introduces ("…, call clone() with deep=True:"); for a how-to answer also
+    the API signature the sentence documents (the nearest one above it) or the example after it."""
+    units = units_of(u.passage)
+    if u.intro:
+        return next((x for x in units if x.position == u.position + 1), None)
+    if atype is not AnswerType.HOW_TO:
+        return None
+    after = [x for x in units if x.position > u.position and x.kind is UnitKind.CODE][:1]
+    if after and after[0].position - u.position <= 3:
+        return after[0]
+    before = [x for x in units if x.position < u.position and x.kind is UnitKind.SIGNATURE]
+    return before[-1] if before and u.position - before[-1].position <= 4 else None
+
+
+def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
+    scored = score_all(focus, ev)
+    missing = missing_names(focus, ev)
+    best = scored[0] if scored else None
+    coverage = max((s.coverage for s in scored[:10]), default=0.0)
+    related = []
+    for s in sorted(scored, key=lambda s: -s.coverage):
+        if len(related) >= 3:
+            break
+        if all(r.source_id != s.unit.source_id for r in related):
+            related.append(s.unit)
+    terms = weighted_terms(focus, ev.weights, set(), ev.all_text())
+    need = 2 if len(terms) >= 3 else 1
+    enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
+    if best is None or missing or not enough:
+        return Selection([], related, missing, coverage)
+    chosen: list[Unit] = []
+    for s in scored:
+        if len(chosen) >= limit or s.score < FLOOR * best.score:
+            break
+        if s.coverage < 0.5 * MIN_COVERAGE or not _distinct(chosen, s.unit):
+            continue
+        chosen.append(s.unit)
+    forms = set().union(*(u.forms for u in chosen)) if chosen else set()
+    uncovered = [t for t in focus.terms if t.named and not mentions(t, forms, " ".join(u.text for u in chosen))]
+    return Selection(chosen, [], missing, coverage, uncovered)

@@ -1,0 +1,244 @@
+"""Terms: the words and identifiers a question is about, and the same normal forms for any text.
+
+An identifier is kept whole (`__import__`, `csv.DictReader`, `lru_cache`, `zip()`), so it is not
+confused with the word inside it; an all-capitals word (`CSV`, `DELETE`) or an inner capital
+(`TaskGroup`) marks a name. Words that are stop words in English but content in programming
+documentation (`self`, `is`, `with`, `WHERE`) count when the question treats them as names:
+quoted, in capitals, or followed by "statement", "keyword", "operator" and the like.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Iterable, Mapping
+
+from functools import lru_cache
+
+import snowballstemmer
+
+from ..text import STOPWORDS
+
+_ENGLISH = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball (Porter 2) English stem: "raised", "raises", "raise" all give "rais"."""
+    return _ENGLISH.stemWord(word.lower())
+
+# A question's tokens: quoted code, identifiers (dotted, dunder, with a call), numbers, operators.
+TOKEN = re.compile(r"`[^`]+`|[^\W\d_]+(?:-[^\W_]+)+|\.?@?_*[^\W\d_][\w]*(?:\.[^\W\d]\w*)*(?:\([^()\s]{0,12}(?: [^()\s]{1,12})?\)|\[[^\]\s]{0,20}\])?\*?"
+                   r"|\d+(?:\.\d+)*|:=|==|!=|\+=|//|\*\*|->")
+_CALL = re.compile(r"\([^()]*\)$|\[[^\]]*\]$")
+_WORDISH = re.compile(r"[^\W\d_]+")
+_PARTS = re.compile(r"[^\W_]+")
+
+# Words of a question that ask rather than name (they never decide what a passage is about).
+FILLER = frozenset("""
+want wants wanted need needs needed way ways easiest easy best usual usually actually exactly really possible
+thing things something anything someone somebody lot lots able going go goes kind kinds sort type types
+correct proper properly good simple simplest quick quickly right typically
+differ differs different difference differences compared comparing versus
+should would could can might must may does did do done make makes made let lets keep keeps
+instead also still even though every time times fine okay ok see idea doesn don isn didn won aren wasn
+""".split()) - {"type", "types", "sort", "standard"}
+# English stop words, less those that are names in programming documentation ("list")
+STOP = (STOPWORDS - {"list"}) | FILLER
+# Stop words that name something in programming documentation when used as a name.
+KEYWORDS = frozenset("""
+self is in not and or for with if else elif from import as none true false del pass yield return lambda global
+nonlocal try except finally raise assert async await while break continue class def where having on all any
+null between like union order group by limit offset into values set default
+""".split())
+_NAMING_NEXT = frozenset("statement statements keyword keywords clause clauses block blocks operator operators "
+                         "expression expressions loop loops guard".split())
+
+
+class TermKind(StrEnum):
+    WORD = "word"  # an ordinary content word
+    NAME = "name"  # a proper name, acronym or CamelCase word: the question is about it by name
+    IDENT = "ident"  # a code identifier: dotted, with underscores, a call, quoted code
+    NUMBER = "number"  # a number or version
+    SYMBOL = "symbol"  # an operator (:=, ==)
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str  # as written
+    key: str  # the search engine's form: lower-case parts joined by spaces ("csv dictreader")
+    forms: frozenset[str]  # normal forms that count as a mention in a text
+    kind: TermKind
+
+    @property
+    def named(self) -> bool:
+        """A name, identifier or version: a text that never mentions it cannot be about it."""
+        return self.kind in (TermKind.NAME, TermKind.IDENT, TermKind.NUMBER)
+
+
+def _word_forms(word: str) -> set[str]:
+    w = word.lower()
+    return {stem(w)}
+
+
+def _ident_forms(ident: str) -> set[str]:
+    w = _CALL.sub("", ident.lower().rstrip("*")).lstrip("@.")
+    forms = {w}
+    if "." in w and not w[0].isdigit():
+        last = w.rsplit(".", 1)[1]
+        if len(last) > 2:
+            forms.add(last)
+    return forms
+
+
+_PAIR = re.compile(r"\b([A-Za-z]{3,})\s+(?=([A-Za-z]{3,})\b)")
+
+
+def text_forms(text: str) -> set[str]:
+    """Every normal form a text offers for matching: stems of words, identifiers whole and by
+    their last dotted part, operators as written, and two adjacent words joined ("class method"
+    offers "classmethod")."""
+    pairs = {a.lower() + b.lower() for a, b in _PAIR.findall(text)}
+    out: set[str] = pairs | {stem(p) for p in pairs}
+    for m in TOKEN.finditer(text):
+        tok = m.group(0).strip("`")
+        if not tok:
+            continue
+        if not tok[0].isalnum() and tok[0] not in "_@" or tok in (":=", "==", "!=", "+=", "//", "**", "->"):
+            out.add(tok)
+            continue
+        if "-" in tok and not _is_ident(tok):
+            out |= _hyphen_forms(tok)
+            for part in tok.split("-"):
+                out |= _word_forms(part)
+        elif _is_ident(tok):
+            out |= _ident_forms(tok)
+            for part in _PARTS.findall(tok):
+                out.add(stem(part.lower()))
+        else:
+            out |= _word_forms(tok)
+    return out
+
+
+def _hyphen_forms(tok: str) -> set[str]:
+    w = tok.lower()
+    forms = {w, w.replace("-", "")}
+    last = w.rsplit("-", 1)[1]
+    if len(last) > 3 and not last.isdigit():
+        forms.add(stem(last))
+    return forms
+
+
+def _is_ident(tok: str) -> bool:
+    return (tok.startswith(".") or "_" in tok or tok.endswith((")", "]", "*")) or tok.startswith("@")
+            or ("." in tok and not tok[0].isdigit() and not tok.endswith(".")))
+
+
+def _kind(tok: str, first: bool) -> TermKind:
+    bare = tok.strip("`")
+    if re.fullmatch(r"\d+(?:\.\d+)*", bare):
+        return TermKind.NUMBER
+    if bare in (":=", "==", "!=", "+=", "//", "**", "->"):
+        return TermKind.SYMBOL
+    if tok.startswith("`") or _is_ident(bare):
+        return TermKind.IDENT
+    if "-" in bare:
+        alpha = [p for p in bare.split("-") if p.isalpha()]
+        return TermKind.NAME if alpha and all(p.isupper() for p in alpha) else TermKind.WORD
+    if len(bare) >= 2 and (bare.isupper() or re.search(r"[a-z][A-Z]", bare)):
+        return TermKind.NAME
+    if bare[0].isupper() and not first and bare.lower() not in STOP:
+        return TermKind.NAME
+    return TermKind.WORD
+
+
+def make_term(tok: str, kind: TermKind) -> Term:
+    bare = tok.strip("`").strip()
+    if kind is TermKind.SYMBOL:
+        forms = {bare}
+    elif kind in (TermKind.IDENT,):
+        forms = _ident_forms(bare) if " " not in bare else {stem(p.lower()) for p in _PARTS.findall(bare)}
+    elif kind is TermKind.NUMBER:
+        forms = {bare}
+    elif "-" in bare:
+        forms = _hyphen_forms(bare)
+    else:
+        forms = _word_forms(bare)
+    key = " ".join(p.lower() for p in _PARTS.findall(bare))
+    return Term(bare, key, frozenset(forms), kind)
+
+
+def extract_terms(text: str) -> list[Term]:
+    """The content terms of a question or objective, in order, without repeats."""
+    toks = [(m.group(0), m.start()) for m in TOKEN.finditer(text)]
+    out: dict[frozenset[str], Term] = {}
+    for i, (tok, start) in enumerate(toks):
+        bare = tok.strip("`")
+        low = bare.lower().rstrip("*")
+        first = i == 0 or bool(re.search(r"[.?!:]\s*$", text[:start]))
+        nxt = toks[i + 1][0].lower() if i + 1 < len(toks) else ""
+        quoted = tok.startswith("`") or bool(re.search(r"['\"]$", text[:start]))
+        if low in STOP and not _is_ident(bare):
+            named = low in KEYWORDS and (quoted or (bare.isupper() and len(bare) > 1) or nxt in _NAMING_NEXT)
+            if not named:
+                continue
+            kind = TermKind.IDENT
+        else:
+            kind = _kind(tok, first)
+        if kind is TermKind.WORD and (len(low) < 2 or not _WORDISH.search(low)):
+            continue
+        term = make_term(tok, kind)
+        if term.key or kind is TermKind.SYMBOL:
+            out.setdefault(term.forms, term)
+    return list(out.values())
+
+
+@dataclass
+class Weights:
+    """Term weights from document frequencies (corpus statistics when the search tool gives them,
+    else frequencies among the retrieved passages)."""
+
+    passages: int = 0
+    df: dict[str, int] = field(default_factory=dict)
+
+    def add(self, passages: int, term_passages: Mapping[str, int]) -> None:
+        self.passages = max(self.passages, passages)
+        for k, v in term_passages.items():
+            self.df[k] = v
+
+    def known(self, term: Term) -> bool:
+        return term.key in self.df
+
+    def absent(self, term: Term) -> bool:
+        """The corpus statistics say no passage contains the term."""
+        return self.df.get(term.key) == 0
+
+    def idf(self, term: Term) -> float:
+        if term.kind is TermKind.SYMBOL:
+            return 2.0
+        n = self.passages or 1000
+        df = self.df.get(term.key)
+        if df is None:
+            df = max(1, n // 100)  # unknown: an ordinary word
+        return math.sqrt(max(0.04, math.log((n + 1) / (df + 1))))  # damped: a rare user word must not dominate
+
+
+def weight(term: Term, weights: Weights) -> float:
+    w = weights.idf(term)
+    if term.kind is TermKind.IDENT:
+        w *= 1.4
+    elif term.kind is TermKind.NAME:
+        w *= 1.2
+    return w
+
+
+def mentions(term: Term, forms: set[str], raw: str = "") -> bool:
+    if term.kind is TermKind.SYMBOL:
+        return term.text in raw
+    return bool(term.forms & forms)
+
+
+def covered(terms: Iterable[Term], forms: set[str], raw: str = "") -> list[Term]:
+    return [t for t in terms if mentions(t, forms, raw)]

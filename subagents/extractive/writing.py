@@ -1,0 +1,190 @@
+"""The lead's report from its subagents' findings: the answer first, then the details.
+
+- Answer: the claims that best answer the question's type (re-ranked against the whole question);
+  a how-to answer keeps the code or API signature that goes with it; a comparison gets a table
+  (entity × what the sources say of it); a question in parts gets one answer per part.
+- Details: the other claims, by the subagent that found them (nothing below the floor is kept).
+- When no subagent returned a claim: the report says the documents do not answer the question and
+  lists the closest passages as "possibly related", cited.
+Every sentence is whole and carries the ids of the sources it was taken from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..context import RoundReport
+from ..delegation import Claim
+from .analysis import AnswerType, analyse, entity_terms
+from .evidence import SIGNATURE, Evidence, Passage, is_code_block
+from .selection import _NOTE, focus_of, score_all
+from .terms import mentions, text_forms
+
+
+
+@dataclass
+class Found:
+    claim: Claim
+    group: int  # which subagent
+    order: int  # its rank in that subagent's findings
+    label: str  # the subagent's objective, without the lead's note
+
+    @property
+    def code(self) -> bool:
+        return is_code(self.claim.text)
+
+
+def is_code(text: str) -> bool:
+    return "\n" in text.strip() and is_code_block(text) or bool(SIGNATURE.match(text.strip())) and len(text) < 160
+
+
+def cite(c: Claim) -> str:
+    return f"[{', '.join(c.source_ids)}]"
+
+
+def line(f: Found) -> list[str]:
+    if f.code:
+        lang = "" if re.search(r"\b(?:SELECT|CREATE|INSERT|UPDATE)\b", f.claim.text) else "python"
+        return [f"```{lang}", f.claim.text.rstrip(), "```"]
+    return [f"{f.claim.text} {cite(f.claim)}"]
+
+
+def collect(rounds: list[RoundReport]) -> tuple[list[Found], list[Found]]:
+    claims, related = [], []
+    group = 0
+    for rnd in rounds:
+        for sub in rnd.subagents:
+            label = _NOTE.sub("", sub.delegation.objective).strip()
+            claims += [Found(c, group, i, label) for i, c in enumerate(sub.findings.claims)]
+            related += [Found(c, group, i, label) for i, c in enumerate(sub.findings.related)]
+            group += 1
+    return claims, related
+
+
+def ranked(question: str, found: list[Found], titles: dict[str, str]) -> list[Found]:
+    """The claims re-ranked against the whole question (subagent order as the rank prior)."""
+    ev = Evidence()
+    by_sid: dict[str, Found] = {}
+    for i, f in enumerate(found):
+        if f.code:
+            continue
+        sid = f"c{i}"
+        title = " ".join(titles.get(s, "") for s in f.claim.source_ids)
+        ev.passages[sid] = Passage(sid, title, "", f.claim.text, True, 1.0 / (2 + f.order))
+        by_sid[sid] = f
+    scored = score_all(focus_of(question), ev)
+    seen, out = set(), []
+    for s in scored:
+        f = by_sid[s.unit.source_id]
+        if id(f) not in seen:
+            seen.add(id(f))
+            out.append(f)
+    return out + [f for f in found if id(f) not in seen and not f.code]
+
+
+def with_code(f: Found, found: list[Found]) -> list[Found]:
+    """A claim and the code claim the same subagent placed right after it, from the same source."""
+    nxt = [g for g in found if g.group == f.group and g.order == f.order + 1 and g.code
+           and set(g.claim.source_ids) & set(f.claim.source_ids)]
+    return [f] + nxt[:1]
+
+
+def _answer(question: str, found: list[Found], titles: dict[str, str]) -> tuple[list[str], set[int]]:
+    q = analyse(question)
+    order = ranked(question, found, titles)
+    used: set[int] = set()
+    lines: list[str] = []
+    if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
+        return _comparison(q.entities, order, found)
+    if q.multi:
+        groups = sorted({f.group for f in found})
+        labels = {f.group: f.label for f in found}
+        for g in groups:
+            best = next((f for f in order if f.group == g), None)
+            if best is None or id(best) in used:
+                continue
+            for x in with_code(best, found):
+                used.add(id(x))
+                lines += line(x) if x.code else [f"**{labels[g]}** {line(x)[0]}"]
+        return lines, used
+    if not order:
+        return lines, used
+    # the subagent ranked its claims with their headings and neighbours in view: its first is the answer
+    first = min((f for f in found if not f.code), key=lambda f: (f.group, f.order), default=order[0])
+    picks = [first]
+    for p in picks:
+        for x in with_code(p, found) if q.answer_type is AnswerType.HOW_TO else [p]:
+            used.add(id(x))
+            lines += line(x)
+    return lines, used
+
+
+def _comparison(entities: list[str], order: list[Found], found: list[Found]) -> tuple[list[str], set[int]]:
+    used: set[int] = set()
+    lines: list[str] = []
+    ent_terms = {e: entity_terms(e) for e in entities}
+
+    def names(f: Found) -> list[str]:
+        forms = text_forms(f.claim.text)
+        return [e for e, ts in ent_terms.items() if any(mentions(t, forms, f.claim.text) for t in ts)]
+
+    both = next((f for f in order if len(names(f)) >= 2), None)
+    if both is not None:
+        used.add(id(both))
+        lines += line(both) + [""]
+    rows = []
+    for e in entities:
+        mine = sorted((f for f in found if f.label == e and not f.code and id(f) not in used), key=lambda f: f.order)
+        own = mine or [f for f in order if id(f) not in used and e in names(f) and len(names(f)) == 1]
+        if own:
+            used.add(id(own[0]))
+            rows.append(f"| {e} | {own[0].claim.text.replace('|', '/')} {cite(own[0].claim)} |")
+        else:
+            rows.append(f"| {e} | (no retrieved passage describes it) |")
+    lines += [f"| | {' / '.join(entities)}: what the documentation says |", "|---|---|"] + rows
+    return lines, used
+
+
+def report(question: str, rounds: list[RoundReport]) -> str:
+    found, related = collect(rounds)
+    titles = {k: v for r in rounds for k, v in r.source_titles.items()}
+    lines = [f"# {question}", "", "## Answer", ""]
+    if not found:
+        lines.append("The documents searched do not answer this question: no retrieved passage was close enough "
+                     "to quote as an answer.")
+        lines += _missing(rounds)
+        if related:
+            lines += ["", "## Possibly related", "",
+                      "These passages came closest; they do not answer the question.", ""]
+            seen: set[str] = set()
+            for f in related:
+                if f.claim.text not in seen:
+                    seen.add(f.claim.text)
+                    lines.append(f"- {f.claim.text} {cite(f.claim)}")
+        return "\n".join(lines)
+    answer, used = _answer(question, found, titles)
+    lines += answer
+    shown = {f.claim.text for f in found if id(f) in used}
+    details = []
+    for f in found:  # each sentence once, however many subagents found it
+        if id(f) not in used and f.claim.text not in shown:
+            shown.add(f.claim.text)
+            details.append(f)
+    if details:
+        lines += ["", "## Details"]
+        for g in sorted({f.group for f in details}):
+            mine = [f for f in details if f.group == g]
+            if mine:
+                lines += ["", f"### {mine[0].label}", ""]
+                for f in mine:
+                    lines += line(f) if f.code else [f"- {line(f)[0]}"]
+    gaps = _missing(rounds)
+    if gaps:
+        lines += ["", "## Open questions", ""] + gaps
+    return "\n".join(lines)
+
+
+def _missing(rounds: list[RoundReport]) -> list[str]:
+    qs = list(dict.fromkeys(q for r in rounds for s in r.subagents for q in s.findings.open_questions))
+    return [f"- {q}" for q in qs]

@@ -1,0 +1,248 @@
+"""The offline (extractive) method: question analysis, plans that do not overlap, typed answer
+selection, "not found", gap rounds — through the model seam and the Python API on small corpora
+written here, plus a few end-to-end checks on the real python3-doc (skipped when absent)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, SubagentReport
+from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, QueryType, tasks_per_query_type
+from subagents.extractive.analysis import AnswerType, analyse
+from subagents.extractive.terms import extract_terms
+from subagents.model import Message, ModelRequest, TextBlock
+from subagents.models.extractive import ExtractiveModel
+from subagents.runs import read_run
+
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+
+DOCS = {
+    "glossary.html": """<html><head><title>Glossary</title></head><body><div role="main"><h1>Glossary</h1><dl>
+<dt id="term-widget">widget</dt><dd><p>A reusable screen element that draws itself and reacts to input events.</p></dd>
+<dt id="term-gadget">gadget</dt><dd><p>A small helper object that a widget delegates drawing to.</p></dd>
+</dl></div></body></html>""",
+    "library/widgets.html": """<html><head><title>widgets — screen elements</title></head><body><div role="main">
+<h1>widgets — screen elements</h1>
+<p>The widgets module holds the widget classes; every widget instance keeps widget state in widget.state.</p>
+<p>Widget code often reads widget.state and widget.parent several times in one widget method.</p>
+<h2>Copying widgets</h2>
+<dl><dt id="widgets.clone">widgets.clone(widget, deep=False)</dt>
+<dd><p>Return a copy of the widget; with deep set to true the children are copied as well.</p>
+<p>To copy a widget together with its children, call clone() with deep=True:</p>
+<pre>from widgets import clone
+copy = clone(window, deep=True)
+copy.show()</pre></dd></dl>
+<h2>Why widgets share themes</h2>
+<p>Widgets share one theme object because themes are created exactly once, when the application starts.</p>
+</div></body></html>""",
+    "faq.txt": "Gadgets and widgets\n\nGadgets are stateless, whereas widgets keep state between events.\n\n"
+               "A gadget never draws on its own; a widget draws itself.\n",
+}
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    for name, body in DOCS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(body)
+    return root
+
+
+def run(question: str, docs: Path, tmp_path: Path, **options):
+    from lead_agent import research_sync
+
+    return research_sync(question, corpus=[docs], runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
+                         use_config_file=False, environ={}, **options)
+
+
+def section(report: str, title: str) -> str:
+    m = re.search(rf"^## {title}\s*$(.*?)(?=^## |\Z)", report, re.S | re.M)
+    return m.group(1) if m else ""
+
+
+# ---------------------------------------------------------------- question analysis
+
+def test_identifiers_stay_whole_and_domain_stop_words_count_when_named() -> None:
+    texts = {t.text for t in extract_terms("What does __import__ return, and is csv.DictReader like zip()?")}
+    assert {"__import__", "csv.DictReader", "zip()"} <= texts and "import__" not in texts
+    assert "self" in {t.text for t in extract_terms("What exactly is self in a method?")}
+    assert "WHERE" in {t.text for t in extract_terms("What is the difference between WHERE and HAVING?")}
+    assert "where" not in {t.text.lower() for t in extract_terms("Where do I find the logs?")}
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("How do I copy a file?", AnswerType.HOW_TO),
+    ("Why are default values shared between objects?", AnswerType.WHY),
+    ("What is a metaclass?", AnswerType.WHAT_IS),
+    ("What is the difference between an argument and a parameter?", AnswerType.COMPARISON),
+    ("How is comparing with == different from comparing with is?", AnswerType.COMPARISON),
+    ("Which exceptions can json.dumps raise?", AnswerType.LIST),
+])
+def test_answer_type(question: str, kind: AnswerType) -> None:
+    assert analyse(question).answer_type is kind
+
+
+def test_parts_carry_the_first_subject_into_the_next() -> None:
+    q = analyse("What does the @lru_cache decorator do, and how can I empty its cache?")
+    assert len(q.parts) == 2 and q.parts[1].answer_type is AnswerType.HOW_TO
+    assert "@lru_cache" in {t.text for t in q.parts[1].terms}
+
+
+# ---------------------------------------------------------------- the lead's plan, through the model seam
+
+def lead_request(question: str, rounds: tuple[RoundReport, ...] = (), rounds_left: int = 2) -> ModelRequest:
+    limits = LeadLimits(tasks_per_query_type(5), max_rounds=2, rounds_left=rounds_left,
+                        subagent_tools=("search_corpus", "read_passage"))
+    ctx = RequestContext(role=AgentRole.LEAD, agent_id="lead", allowed_tools=("delegate",), question=question,
+                         limits=limits, rounds=rounds)
+    return ModelRequest(system="(any prompt)", messages=[Message("user", [TextBlock("(any words)")])], context=ctx)
+
+
+async def test_a_comparison_gets_one_subagent_per_entity_with_distinct_queries_and_boundaries() -> None:
+    resp = await ExtractiveModel().complete(lead_request("What is the difference between a gadget and a widget?"))
+    plan = resp.tool_uses()[0].input
+    assert plan["query_type"] == QueryType.BREADTH_FIRST.value
+    tasks = plan["tasks"]
+    assert [t["objective"].split(" (")[0] for t in tasks] == ["gadget", "widget"]
+    assert not set(tasks[0]["queries"]) & set(tasks[1]["queries"])  # no sibling searches the same
+    assert "widget" in tasks[0]["boundaries"]["out_of_scope"][0] and "gadget" in tasks[1]["boundaries"]["out_of_scope"][0]
+
+
+async def test_a_single_question_gets_one_subagent_with_distinct_queries() -> None:
+    resp = await ExtractiveModel().complete(lead_request("Why do widgets share one theme object?"))
+    plan = resp.tool_uses()[0].input
+    assert plan["query_type"] == QueryType.STRAIGHTFORWARD.value and len(plan["tasks"]) == 1
+    queries = plan["tasks"][0]["queries"]
+    assert len(queries) == len({q.lower() for q in queries}) >= 2
+    assert not any(w in " ".join(queries).lower() for w in ("mechanism", "caveat", "exception error"))
+
+
+def sub(objective: str, claims: list[str], queries: list[str]) -> SubagentReport:
+    d = Delegation(objective=objective, tools=["search_corpus"], queries=queries)
+    status = AgentStatus.OK if claims else AgentStatus.FAILED
+    return SubagentReport("r1-sub", d, status, Findings(status=FindingsStatus(status.value),
+                                                        claims=[Claim(text=c, source_ids=["S1"]) for c in claims]))
+
+
+async def test_the_gap_round_delegates_only_the_entity_without_claims_with_new_queries() -> None:
+    q = "What is the difference between a gadget and a widget?"
+    r1 = RoundReport(1, (sub(f"gadget (compared with: widget; part of: {q})", ["A gadget is a small helper object."],
+                             ["gadget"]),
+                         sub(f"widget (compared with: gadget; part of: {q})", [], ["widget"])))
+    resp = await ExtractiveModel().complete(lead_request(q, (r1,), rounds_left=1))
+    plan = resp.tool_uses()[0].input
+    assert "widget" in plan["rationale"] and len(plan["tasks"]) == 1
+    task = plan["tasks"][0]
+    assert task["objective"].startswith("widget") and "(gap)" not in task["objective"]
+    assert "widget" not in [x.lower() for x in task["queries"]]  # never a query used before
+    # nothing found at all: no gap round (more word overlap would not make an answer)
+    empty = RoundReport(1, (sub("Who is the CEO?", [], ["CEO"]),))
+    resp = await ExtractiveModel().complete(lead_request("Who is the CEO?", (empty,), rounds_left=1))
+    assert not resp.tool_uses() and "do not answer" in resp.text()
+
+
+# ---------------------------------------------------------------- answers, through the Python API
+
+def assert_whole_sentences(report: str) -> None:
+    """Every line ends a sentence, or introduces the code block right below it."""
+    fence = False
+    lines = (section(report, "Answer") + section(report, "Details")).splitlines()
+    for line, nxt in zip(lines, lines[1:] + [""]):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        text = re.sub(r"\[\d+(?:, \d+)*\]", "", line).strip(" -|")
+        if fence or not text or line.startswith(("#", "|")):
+            continue
+        assert re.search(r"[.!?)\"'”]$", text) or (text.endswith(":") and nxt.startswith("```")), f"cut: {line!r}"
+
+
+@pytest.mark.xfail(strict=True, reason="known shortfall: a first sentence under a heading naming the subject still "
+                                       "outranks the glossary definition on this corpus")
+def test_what_is_answers_with_the_definition(docs: Path, tmp_path: Path) -> None:
+    result = run("What is a widget?", docs, tmp_path)
+    answer = section(result.report, "Answer")
+    assert "A reusable screen element that draws itself" in answer.splitlines()[1]
+    assert result.manifest["citation_check"]["pass_rate"] == 1.0
+    assert_whole_sentences(result.report)
+
+
+def test_how_to_keeps_the_api_and_its_code_example(docs: Path, tmp_path: Path) -> None:
+    result = run("How do I copy a widget with its children?", docs, tmp_path)
+    answer = section(result.report, "Answer")
+    assert "clone() with deep=True" in answer
+    assert "```python\nfrom widgets import clone\ncopy = clone(window, deep=True)" in answer
+    assert_whole_sentences(result.report)
+
+
+def test_why_answers_with_the_reason(docs: Path, tmp_path: Path) -> None:
+    result = run("Why do widgets share one theme object?", docs, tmp_path)
+    first = section(result.report, "Answer").strip().splitlines()[0]
+    assert first.startswith("Widgets share one theme object because themes are created exactly once")
+
+
+def test_a_comparison_is_a_table_of_the_entities(docs: Path, tmp_path: Path) -> None:
+    result = run("What is the difference between a gadget and a widget?", docs, tmp_path)
+    answer = section(result.report, "Answer")
+    assert "Gadgets are stateless, whereas widgets keep state between events." in answer
+    rows = [line for line in answer.splitlines() if line.startswith("| gadget") or line.startswith("| widget")]
+    assert len(rows) == 2 and all(re.search(r"\[\d+\] \|$", r) for r in rows)
+    assert result.manifest["citation_check"]["pass_rate"] == 1.0
+
+
+def test_not_found_says_so_and_lists_possibly_related_passages(docs: Path, tmp_path: Path) -> None:
+    result = run("Who designed the Zorblax widget toolkit in 1997?", docs, tmp_path)
+    report = result.report
+    assert "do not answer this question" in section(report, "Answer")
+    assert "No retrieved passage mentions Zorblax" in report
+    related = section(report, "Possibly related")
+    assert re.search(r"^- .+ \[\d+\]$", related, re.M)  # closest passages, cited
+    assert result.manifest["citation_check"]["pass_rate"] == 1.0
+    run_ = read_run(result.run_dir)
+    subs = [a for a in run_.trace.ordered_agents() if a.delegation is not None]
+    assert subs and all(a.findings and not a.findings.claims and a.findings.related for a in subs)
+    assert len(result.manifest["plans"]) == 1  # no gap round for a question the corpus does not answer
+
+
+# ---------------------------------------------------------------- the real Python docs
+
+needs_docs = pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="python3-doc is not installed")
+
+
+@needs_docs
+@pytest.mark.parametrize("question, expected", [
+    ("How do I read a CSV file with a header row into dicts?", "DictReader"),
+    ("What is a context manager?", "context manager is an object"),
+])
+def test_python_docs_answers(question: str, expected: str, tmp_path: Path) -> None:
+    result = _docs_run(question, tmp_path)
+    assert expected in section(result.report, "Answer"), result.report
+    assert_whole_sentences(result.report)
+
+
+@needs_docs
+def test_python_docs_do_not_answer_who_runs_microsoft(tmp_path: Path) -> None:
+    result = _docs_run("Who is the current CEO of Microsoft?", tmp_path)
+    assert "do not answer this question" in result.report and "Possibly related" in result.report
+    assert result.manifest["citation_check"]["pass_rate"] == 1.0
+
+
+def _docs_run(question: str, tmp_path: Path):
+    """On the user's index cache: indexing python3-doc takes far longer than a test should."""
+    from lead_agent import research_sync
+
+    return research_sync(question, corpus=[PYTHON_DOCS], runs_dir=tmp_path / "runs", use_config_file=False,
+                         environ={})
+
+
+def test_question_sets_meet_the_issue_sizes() -> None:
+    data = Path(__file__).resolve().parents[1] / "lead_agent" / "compare" / "data"
+    py = [json.loads(x) for x in (data / "python_docs.jsonl").read_text().splitlines() if x.strip()]
+    pg = [json.loads(x) for x in (data / "postgresql_docs.jsonl").read_text().splitlines() if x.strip()]
+    assert len([q for q in py if q["answers"]]) >= 60 and len([q for q in py if not q["answers"]]) >= 15
+    assert len(pg) >= 15 and {q["split"] for q in py + pg} == {"dev", "test"}
