@@ -159,7 +159,13 @@ def test_corpus_nested_1200_directories_deep(tmp_path: Path) -> None:
         deepest.mkdir()
     (corpus / "top.md").write_text("# Top\n\nThe top page talks about shallow water.\n")
     (deepest / "bottom.md").write_text("# Bottom\n\nThe bottom page talks about the abyssal plain.\n")
-    with Corpus.open([corpus], cache_dir=tmp_path / "cache") as c:
-        assert c.stats[next(iter(c.stats))].indexed == 2
-        (hit,) = c.search("abyssal plain", k=1)
-    assert hit.path == "/".join(["d"] * 1200) + "/bottom.md"
+    try:
+        with Corpus.open([corpus], cache_dir=tmp_path / "cache") as c:
+            assert c.stats[next(iter(c.stats))].indexed == 2
+            (hit,) = c.search("abyssal plain", k=1)
+        assert hit.path == "/".join(["d"] * 1200) + "/bottom.md"
+    finally:  # shutil.rmtree (pytest's clean-up) recurses too: take the tree down from the bottom
+        (deepest / "bottom.md").unlink()
+        while deepest != corpus:
+            deepest.rmdir()
+            deepest = deepest.parent
