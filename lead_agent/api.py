@@ -3,8 +3,9 @@
 Settings are resolved once here (flags/arguments > environment > config file > defaults).
 Everything a user can get wrong is checked before the run directory exists, so a bad call
 leaves nothing behind. Once the run starts, its events end in a final status: completed,
-failed, interrupted or estimated. Pass `observers=[...]` (objects with `on_event(record)`) to
-see the run's typed events as they happen.
+completed_empty (a report, but no subagent found anything), failed, interrupted or estimated.
+Pass `observers=[...]` (objects with `on_event(record)`) to see the run's typed events as they
+happen.
 """
 
 from __future__ import annotations
@@ -227,8 +228,12 @@ def _finish_estimate(lead: Lead, bus: EventBus) -> str:
 
 def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources: SourceRegistry,
                    bus: EventBus) -> str:
+    from .outcome import judge_outcome
     from .report import finish_report
 
+    outcome = judge_outcome([r for _, r in lead.state.results])
+    if outcome.status is RunStatus.FAILED:  # nothing to report from: the lead's draft is not a report
+        raise LeadError(outcome.reason or "nothing was researched")
     report, check = finish_report(draft, question=prep.settings.question, results=lead.state.results,
                                   sources=sources, lead_model=prep.lead_model, subagent_model=prep.subagent_model,
                                   prompts=prep.prompts)
@@ -237,7 +242,7 @@ def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources:
     bus.run().emit(CitationChecked(d["markers"], d["supported"], d["unsupported"], d["unknown"], d["pass_rate"],
                                    d["issues"], d["cited_sources"]))
     bus.run().emit(ReportWritten(str(path), len(report)))
-    _end(bus, RunStatus.COMPLETED, None, prep.prompts)
+    _end(bus, outcome.status, None, prep.prompts)
     return report
 
 

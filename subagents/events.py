@@ -32,7 +32,8 @@ SCHEMA_VERSION = 2
 class RunStatus(StrEnum):
 
     RUNNING = "running"
-    COMPLETED = "completed"
+    COMPLETED = "completed"  # a report written from at least one subagent's claims
+    COMPLETED_EMPTY = "completed_empty"  # a report written, but no subagent returned a claim
     FAILED = "failed"
     INTERRUPTED = "interrupted"
     ESTIMATED = "estimated"

@@ -7,6 +7,7 @@ import sys
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
+EXIT_EMPTY = 3  # a report was written, but no subagent found anything (status completed_empty)
 EXIT_INTERRUPTED = 130
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, err
+from .common import EXIT_EMPTY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, err
 
 NAME = "run"
 
@@ -100,4 +100,8 @@ def main(args: argparse.Namespace) -> int:
     check = result.manifest.get("citation_check", {})
     print(f"Run saved to {result.run_dir}/ (report.md, manifest.json, {len(result.manifest['agents'])} transcripts; "
           f"citations {check.get('supported', 0)}/{check.get('markers', 0)} supported)")
+    if result.status == "completed_empty":
+        print(f"research: nothing found: no subagent returned a claim (status: completed_empty, exit {EXIT_EMPTY})",
+              file=sys.stderr)
+        return EXIT_EMPTY
     return 0
