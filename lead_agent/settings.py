@@ -224,13 +224,18 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
     if "extra_tools" in out:
         out["extra_tools"] = tuple(out["extra_tools"])
     if "question" in out and isinstance(out["question"], str):
-        out["question"] = out["question"].strip()
+        out["question"] = out["question"].replace("\r\n", "\n").strip()
     return out
 
 
 def validate(s: Settings) -> None:
+    from .terminal import question_problem
+
     if not isinstance(s.question, str) or not s.question.strip():
         raise UsageError("the question is empty")
+    problem = question_problem(s.question)
+    if problem:
+        raise UsageError(problem)
     for name in ("max_subagents", "max_rounds", "concurrency"):
         if getattr(s, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(s, name)})")

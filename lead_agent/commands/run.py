@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_EMPTY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, err
+from .common import EXIT_EMPTY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, err, out
 
 NAME = "run"
 
@@ -72,11 +72,12 @@ def main(args: argparse.Namespace) -> int:
     from ..api import RunFailed, is_interrupt, research
     from ..progress import PlainProgress
     from ..settings import UsageError
+    from ..terminal import neutralise
 
     seen = _RunDirSeen()
     observers: list[Any] = [seen]
     if not args.quiet:
-        observers.append(PlainProgress(lambda msg: print(msg, file=sys.stderr, flush=True)))
+        observers.append(PlainProgress(lambda msg: print(neutralise(msg), file=sys.stderr, flush=True)))
     try:
         result = trio.run(lambda: research(args.question, observers=observers, **run_options(args)))
     except UsageError as e:
@@ -93,7 +94,7 @@ def main(args: argparse.Namespace) -> int:
         print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted)" if where else ""),
               file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(result.report)
+    out(result.report)
     if result.status == "estimated":
         print(f"Plan and estimate saved to {result.run_dir}/ (plan.v1.json, manifest.json); no subagents were run")
         return 0
