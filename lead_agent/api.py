@@ -23,6 +23,7 @@ from subagents.model import Model
 from subagents.models.resolve import ModelConfigError, ModelFactory
 from subagents.prompting import PromptError, PromptSet
 from subagents.sources import SourceRegistry
+from subagents.storage import StorageError
 from subagents.tokens import condense_messages, estimate_tokens
 from subagents.tools import Tool, Toolbox
 from subagents.transcript import TranscriptWriter
@@ -187,17 +188,22 @@ async def execute(prep: Prepared, bus: EventBus) -> ResearchResult:
         bus.subscribe(obs, first=True)
     try:
         bus.clock.restart()  # `t` counts from the run's start, not from corpus indexing
-        bus.run().emit(_run_started(prep, run))
-        lead = lead_for(LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
-                                     concurrency=s.concurrency, estimate=s.estimate),
-                        bus, prep.lead_model, prep.subagent_model, prep.toolbox, sources, prep.prompts,
-                        _context_hook(prep.subagent_model, s.context_window))
-        draft = await lead.run_lead()
-        text = _finish_estimate(lead, bus) if s.estimate else _finish_report(lead, draft, prep, run, sources, bus)
+        with trio.CancelScope() as scope:
+            bus.on_storage_error = lambda _e: scope.cancel()  # the run can no longer be recorded: stop it
+            bus.run().emit(_run_started(prep, run))
+            lead = lead_for(LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
+                                         concurrency=s.concurrency, estimate=s.estimate),
+                            bus, prep.lead_model, prep.subagent_model, prep.toolbox, sources, prep.prompts,
+                            _context_hook(prep.subagent_model, s.context_window))
+            draft = await lead.run_lead()
+            text = _finish_estimate(lead, bus) if s.estimate else _finish_report(lead, draft, prep, run, sources, bus)
+        if bus.storage_error is not None:
+            raise bus.storage_error
         return ResearchResult(text, run.path, keeper.last)
     except BaseException as e:
-        interrupted = is_interrupt(e)
-        error = None if interrupted else (str(e) if isinstance(e, LeadError) else f"{type(e).__name__}: {e}")
+        interrupted = is_interrupt(e) and bus.storage_error is None
+        error = None if interrupted else (str(e) if isinstance(e, (LeadError, StorageError))
+                                          else f"{type(e).__name__}: {e}")
         _end(bus, RunStatus.INTERRUPTED if interrupted else RunStatus.FAILED, error, prep.prompts)
         if not interrupted and isinstance(e, Exception):
             raise RunFailed(error or "failed", run.path) from e

@@ -1,10 +1,10 @@
-"""The run directory on disk (layout: `subagents.runs`). JSON files are written atomically
-(tmp + fsync + rename). `RunDir` observes the event stream to write each accepted plan version."""
+"""The run directory on disk (layout: `subagents.runs`). Files are written atomically
+(tmp + fsync + rename, `subagents.storage.write_atomic`: a failed write leaves no temp file and the
+old file whole). `RunDir` observes the event stream to write each accepted plan version."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 from datetime import datetime, timezone
@@ -13,6 +13,7 @@ from typing import Any
 
 from subagents.events import EventRecord, PlanAccepted
 from subagents.runs import MANIFEST, REPORT, plan_file
+from subagents.storage import write_atomic
 from subagents.transcript import AGENTS_DIR
 
 
@@ -26,13 +27,7 @@ def new_run_id(question: str) -> str:
 
 
 def write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def plan_record(plan: PlanAccepted, ts: str) -> dict[str, Any]:
@@ -54,9 +49,7 @@ class RunDir:
 
     def write_report(self, text: str) -> Path:
         path = self.path / REPORT
-        tmp = path.with_name(REPORT + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, text)
         return path
 
     def on_event(self, record: EventRecord) -> None:
