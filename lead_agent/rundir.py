@@ -26,8 +26,8 @@ def new_run_id(question: str) -> str:
     return f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{slug}-{secrets.token_hex(2)}"
 
 
-def write_json(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+def write_json(path: Path, data: Any, *, durable: bool = True) -> None:
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", durable=durable)
 
 
 def plan_record(plan: PlanAccepted, ts: str) -> dict[str, Any]:
@@ -44,8 +44,8 @@ class RunDir:
     def create(self) -> None:
         (self.path / AGENTS_DIR).mkdir(parents=True, exist_ok=False)
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
-        write_json(self.path / MANIFEST, manifest)
+    def write_manifest(self, manifest: dict[str, Any], *, durable: bool = True) -> None:
+        write_json(self.path / MANIFEST, manifest, durable=durable)
 
     def write_report(self, text: str) -> Path:
         path = self.path / REPORT

@@ -88,5 +88,5 @@ class SourceRegistry:
         data = json.loads(path.read_text(encoding="utf-8"))
         return [Source(**{**d, "kind": SourceKind(d["kind"])}) for d in data]
 
-    def save(self, path: Path) -> None:
-        write_atomic(path, json.dumps(self.to_json(), indent=1, ensure_ascii=False))
+    def save(self, path: Path, *, durable: bool = True) -> None:
+        write_atomic(path, json.dumps(self.to_json(), indent=1, ensure_ascii=False), durable=durable)

@@ -22,6 +22,8 @@
 from __future__ import annotations
 
 import copy
+import functools
+import importlib
 from typing import Any
 
 import anthropic
@@ -66,6 +68,18 @@ def _sdk_http_errors(name: str) -> tuple[type[Exception], ...]:
         except (ImportError, AttributeError):
             pass
     return tuple(found)
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_ssl_context() -> Any:
+    """The SDK's default TLS context, built once per process (None: let the SDK build its own).
+    Loading the CA bundle takes ~0.1 s and every run builds new clients (a connection pool cannot
+    outlive the trio run that opened it)."""
+    try:
+        base = next(c for c in anthropic.DefaultAsyncHttpxClient.__mro__ if not c.__module__.startswith("anthropic"))
+        return importlib.import_module(base.__module__.split(".")[0]).create_ssl_context()
+    except (StopIteration, ImportError, AttributeError, TypeError):
+        return None
 
 
 _TRANSPORT_ERRORS = _sdk_http_errors("TransportError")  # timeouts, dropped connections, broken bodies
@@ -202,8 +216,10 @@ class AnthropicModel(PooledAdapter):
         return f"AnthropicModel({self.name!r}, base_url={self._base_url!r})"
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
+        ctx = _shared_ssl_context()
+        http = {} if ctx is None else {"http_client": anthropic.DefaultAsyncHttpxClient(verify=ctx)}
         return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0,
-                                        timeout=self.timeout)
+                                        timeout=self.timeout, **http)
 
     async def _close_client(self, client: anthropic.AsyncAnthropic) -> None:
         await client.close()
