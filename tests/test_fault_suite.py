@@ -175,3 +175,43 @@ async def test_twenty_runs_complete_through_errors_stalls_and_cuts(tmp_path: Pat
     assert retries["connection_error"] + retries["incomplete_stream"] >= faults.injected["cut"]
     lead_requests = [r for r in srv.requests if isinstance(r.body, dict) and is_lead(r.body)]
     assert all(r.streamed or r.status != 200 for r in lead_requests)
+
+
+# ---------------------------------------------------------------- the OpenAI-compatible adapter streams too
+
+
+async def test_openai_compatible_run_through_cut_and_stalled_lead_streams(tmp_path: Path) -> None:
+    from tests.fakes.openai_server import FakeOpenAIServer
+    from tests.test_openai_run import DOCS as OPENAI_DOCS
+    from tests.test_openai_run import PLAN, MODEL
+    from tests.test_openai_run import Scenario as ChatScenario
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name, body in OPENAI_DOCS.items():
+        (root / name).write_text(body)
+    scenario, streamed = ChatScenario(), Counter[int]()
+
+    def handler(body: dict[str, Any]):  # noqa: ANN202
+        reply = scenario(body)
+        if not body.get("stream"):
+            return reply
+        streamed[0] += 1
+        if streamed[0] == 1:  # the plan, cut inside its arguments (role, content x3, call header, 1 fragment)
+            return cut(reply, after=6)
+        if streamed[0] == 3:  # the report, stalled
+            return stall(reply, STALL_SECONDS, after=2)
+        if streamed[0] == 4:  # the report again, ended cleanly before [DONE]
+            return cut(reply, after=3, clean=True)
+        return reply
+
+    with FakeOpenAIServer(handler=handler) as srv:
+        result = await api.research("How do TaskGroup and gather behave?", corpus=[root], runs_dir=tmp_path / "runs",
+                                    cache_dir=tmp_path / "cache", provider="openai", base_url=srv.base_url,
+                                    lead_model=MODEL, max_rounds=1, use_config_file=False, environ={}, **CLIENT)
+    assert result.status == "completed" and "the remaining tasks in the group are cancelled" in result.report
+    lead = _transcripts(result.run_dir)["lead"]
+    assert [e["data"]["status"] for e in lead if e["kind"] == "model_retry"] == \
+        ["connection_error", "timeout", "incomplete_stream"]
+    assert [e["data"]["input"] for e in lead if e["kind"] == "tool_call"] == [PLAN]
+    assert sum(r.cut for r in srv.requests) == 2 and sum(r.stalled for r in srv.requests) == 1
