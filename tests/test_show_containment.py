@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lead_agent.api import research_sync
 from subagents.runs import read_run
 
 from .conftest import run_cli
@@ -18,11 +19,10 @@ def a_run(tmp_path: Path) -> Path:
     docs.mkdir()
     (docs / "gears.md").write_text("# Gears\n\nThe gears of a widget are aligned by turning the main shaft.\n")
     (docs / "pumps.md").write_text("# Pumps\n\nA pump moves water through the pipes of the plant.\n")
-    proc = run_cli("run", "How are widget gears aligned?", "--corpus", str(docs), "--runs-dir", "runs", "-q",
-                   cwd=tmp_path, env={"RESEARCH_CACHE_DIR": str(tmp_path / "cache")})
-    assert proc.returncode == 0, proc.stderr
-    (run_dir,) = (tmp_path / "runs").iterdir()
-    return run_dir
+    result = research_sync("How are widget gears aligned?", corpus=[docs], runs_dir=tmp_path / "runs",
+                           cache_dir=tmp_path / "cache", use_config_file=False, environ={})
+    assert result.status == "completed"
+    return result.run_dir
 
 
 def outside_files(tmp_path: Path, run_dir: Path) -> dict[str, Path]:
@@ -74,5 +74,6 @@ def test_a_symlinked_agents_directory_is_not_followed(tmp_path: Path) -> None:
     (run_dir / "agents").symlink_to(files["jsonl"].parent)
     run = read_run(run_dir)
     assert "intruder" not in run.trace.agents and any("intruder.jsonl" in r for r in run.refused)
-    show = run_cli("show", str(run_dir), cwd=tmp_path)
-    assert show.returncode == 0 and SECRET not in show.stdout
+    (run_dir / "agents").unlink()
+    (run_dir / "agents.real").rename(run_dir / "agents")
+    assert read_run(run_dir).refused == []
