@@ -59,8 +59,6 @@ _STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_e
 def _sdk_http_errors(name: str) -> tuple[type[Exception], ...]:
     """An exception class of the HTTP clients the SDK may use (`httpx2` in anthropic 2.x, `httpx`
     before): a stream that stalls or drops while being read raises them unwrapped."""
-    import importlib
-
     found = []
     for module in ("httpx", "httpx2"):
         try:
