@@ -3,8 +3,9 @@
 Settings are resolved once here (flags/arguments > environment > config file > defaults).
 Everything a user can get wrong is checked before the run directory exists, so a bad call
 leaves nothing behind. Once the run starts, its events end in a final status: completed,
-failed, interrupted or estimated. Pass `observers=[...]` (objects with `on_event(record)`) to
-see the run's typed events as they happen.
+completed_empty (a report, but no subagent found anything), failed, interrupted or estimated.
+Pass `observers=[...]` (objects with `on_event(record)`) to see the run's typed events as they
+happen.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from subagents.model import Model
 from subagents.models.resolve import ModelConfigError, ModelFactory
 from subagents.prompting import PromptError, PromptSet
 from subagents.sources import SourceRegistry
+from subagents.storage import StorageError
 from subagents.tokens import condense_messages, estimate_tokens
 from subagents.tools import Tool, Toolbox
 from subagents.transcript import TranscriptWriter
@@ -187,23 +189,28 @@ async def execute(prep: Prepared, bus: EventBus) -> ResearchResult:
         bus.subscribe(obs, first=True)
     try:
         bus.clock.restart()  # `t` counts from the run's start, not from corpus indexing
-        bus.run().emit(_run_started(prep, run))
-        lead_settings = LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
-                                     concurrency=s.concurrency, estimate=s.estimate)
-        if s.mode is RunMode.SINGLE:
-            from .single import single_for
+        with trio.CancelScope() as scope:
+            bus.on_storage_error = lambda _e: scope.cancel()  # the run can no longer be recorded: stop it
+            bus.run().emit(_run_started(prep, run))
+            lead_settings = LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
+                                         concurrency=s.concurrency, estimate=s.estimate)
+            if s.mode is RunMode.SINGLE:
+                from .single import single_for
 
-            lead: Any = single_for(lead_settings, bus, prep.lead_model, prep.toolbox, sources, prep.prompts,
-                                   _context_hook(prep.lead_model, s.context_window))
-        else:
-            lead = lead_for(lead_settings, bus, prep.lead_model, prep.subagent_model, prep.toolbox, sources,
-                            prep.prompts, _context_hook(prep.subagent_model, s.context_window))
-        draft = await lead.run_lead()
-        text = _finish_estimate(lead, bus) if s.estimate else _finish_report(lead, draft, prep, run, sources, bus)
+                lead: Any = single_for(lead_settings, bus, prep.lead_model, prep.toolbox, sources, prep.prompts,
+                                       _context_hook(prep.lead_model, s.context_window))
+            else:
+                lead = lead_for(lead_settings, bus, prep.lead_model, prep.subagent_model, prep.toolbox, sources,
+                                prep.prompts, _context_hook(prep.subagent_model, s.context_window))
+            draft = await lead.run_lead()
+            text = _finish_estimate(lead, bus) if s.estimate else _finish_report(lead, draft, prep, run, sources, bus)
+        if bus.storage_error is not None:
+            raise bus.storage_error
         return ResearchResult(text, run.path, keeper.last)
     except BaseException as e:
-        interrupted = is_interrupt(e)
-        error = None if interrupted else (str(e) if isinstance(e, LeadError) else f"{type(e).__name__}: {e}")
+        interrupted = is_interrupt(e) and bus.storage_error is None
+        error = None if interrupted else (str(e) if isinstance(e, (LeadError, StorageError))
+                                          else f"{type(e).__name__}: {e}")
         _end(bus, RunStatus.INTERRUPTED if interrupted else RunStatus.FAILED, error, prep.prompts)
         if not interrupted and isinstance(e, Exception):
             raise RunFailed(error or "failed", run.path) from e
@@ -234,8 +241,12 @@ def _finish_estimate(lead: Lead, bus: EventBus) -> str:
 
 def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources: SourceRegistry,
                    bus: EventBus) -> str:
+    from .outcome import judge_outcome
     from .report import finish_report
 
+    outcome = judge_outcome([r for _, r in lead.state.results])
+    if outcome.status is RunStatus.FAILED:  # nothing to report from: the lead's draft is not a report
+        raise LeadError(outcome.reason or "nothing was researched")
     report, check = finish_report(draft, question=prep.settings.question, results=lead.state.results,
                                   sources=sources, lead_model=prep.lead_model, subagent_model=prep.subagent_model,
                                   prompts=prep.prompts)
@@ -244,7 +255,7 @@ def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources:
     bus.run().emit(CitationChecked(d["markers"], d["supported"], d["unsupported"], d["unknown"], d["pass_rate"],
                                    d["issues"], d["cited_sources"]))
     bus.run().emit(ReportWritten(str(path), len(report)))
-    _end(bus, RunStatus.COMPLETED, None, prep.prompts)
+    _end(bus, outcome.status, None, prep.prompts)
     return report
 
 

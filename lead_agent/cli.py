@@ -3,7 +3,8 @@
 they run, so `research --help` stays fast.
 
 User mistakes print one line `research: error: …` and exit 2 with nothing written; a run that
-starts and fails exits 1 and keeps its directory; Ctrl-C exits 130 with the run marked
+starts and fails exits 1 and keeps its directory; a run whose subagents found nothing
+(completed_empty) prints its report and exits 3; Ctrl-C exits 130 with the run marked
 interrupted.
 """
 
@@ -14,11 +15,11 @@ import importlib
 import sys
 from typing import Sequence
 
-from .commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Parser
+from .commands.common import EXIT_EMPTY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Parser
 
 COMMANDS = ("run", "show", "tool", "compare")  # modules of lead_agent.commands, in the order --help lists them
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["EXIT_EMPTY", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -82,10 +82,12 @@ class ManifestKeeper:
         now = time.monotonic()
         if isinstance(record.event, _SAVE_ON) or (isinstance(record.event, ModelResponded)
                                                   and now - self._saved >= THROTTLE):
-            self.save()
+            self.save(durable=isinstance(record.event, RunEnded))
 
-    def save(self) -> None:
+    def save(self, *, durable: bool = True) -> None:
+        """Rewrite sources.json and manifest.json (atomically; fsynced only when `durable`: the
+        intermediate versions are folded from the transcripts anyway)."""
         self._saved = time.monotonic()
-        self.sources.save(self.run.path / SOURCES)
+        self.sources.save(self.run.path / SOURCES, durable=durable)
         self.last = manifest_of(self.trace, len(self.sources), self._saved - self._t0)
-        self.run.write_manifest(self.last)
+        self.run.write_manifest(self.last, durable=durable)

@@ -1,10 +1,10 @@
-"""The run directory on disk (layout: `subagents.runs`). JSON files are written atomically
-(tmp + fsync + rename). `RunDir` observes the event stream to write each accepted plan version."""
+"""The run directory on disk (layout: `subagents.runs`). Files are written atomically
+(tmp + fsync + rename, `subagents.storage.write_atomic`: a failed write leaves no temp file and the
+old file whole). `RunDir` observes the event stream to write each accepted plan version."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 from datetime import datetime, timezone
@@ -13,6 +13,7 @@ from typing import Any
 
 from subagents.events import EventRecord, PlanAccepted
 from subagents.runs import MANIFEST, REPORT, plan_file
+from subagents.storage import write_atomic
 from subagents.transcript import AGENTS_DIR
 
 
@@ -25,14 +26,8 @@ def new_run_id(question: str) -> str:
     return f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{slug}-{secrets.token_hex(2)}"
 
 
-def write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
+def write_json(path: Path, data: Any, *, durable: bool = True) -> None:
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", durable=durable)
 
 
 def plan_record(plan: PlanAccepted, ts: str) -> dict[str, Any]:
@@ -49,14 +44,12 @@ class RunDir:
     def create(self) -> None:
         (self.path / AGENTS_DIR).mkdir(parents=True, exist_ok=False)
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
-        write_json(self.path / MANIFEST, manifest)
+    def write_manifest(self, manifest: dict[str, Any], *, durable: bool = True) -> None:
+        write_json(self.path / MANIFEST, manifest, durable=durable)
 
     def write_report(self, text: str) -> Path:
         path = self.path / REPORT
-        tmp = path.with_name(REPORT + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, text)
         return path
 
     def on_event(self, record: EventRecord) -> None:

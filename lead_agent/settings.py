@@ -52,6 +52,9 @@ FILE_KEYS: dict[str, Any] = {
 _MINIMUM = {"requests_per_minute": 0, "tokens_per_minute": 0, "timeout": 0, "max_retries": 0,
             "context_window": 1000}
 DEFAULT_CONTEXT_WINDOW = 200_000
+# Rate limits below these would make a run wait for hours (1e-300: forever); providers' real limits
+# are far above them.
+RATE_MINIMUM = {"requests_per_minute": 1.0, "tokens_per_minute": 1000.0}
 
 
 class RunMode(StrEnum):
@@ -185,10 +188,12 @@ _MODEL_KEYS = {"provider", "base_url", "api_key", "requests_per_minute", "tokens
 def _model_settings(values: Mapping[str, Any], env: Mapping[str, str]) -> ModelSettings:
     provider = parse_provider(values.get("provider"))
     key = values.get("api_key")
-    for name in ("requests_per_minute", "tokens_per_minute"):
+    for name, low in RATE_MINIMUM.items():
         v = values.get(name)
-        if v is not None and (not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0):
-            raise ModelConfigError(f"requests_per_minute and tokens_per_minute must be positive (got {name}={v})")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                              or v < low):
+            raise ModelConfigError(f"--{name.replace('_', '-')} must be a finite number of at least {low:g} "
+                                   f"(got {v!r}): a smaller rate would stall the run")
     extra = {k: values[k] for k in ("timeout", "max_retries", "max_backoff", "backoff_base") if k in values}
     return ModelSettings(
         provider=provider, base_url=values.get("base_url"),
@@ -239,13 +244,18 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
     if "extra_tools" in out:
         out["extra_tools"] = tuple(out["extra_tools"])
     if "question" in out and isinstance(out["question"], str):
-        out["question"] = out["question"].strip()
+        out["question"] = out["question"].replace("\r\n", "\n").strip()
     return out
 
 
 def validate(s: Settings) -> None:
+    from .terminal import question_problem
+
     if not isinstance(s.question, str) or not s.question.strip():
         raise UsageError("the question is empty")
+    problem = question_problem(s.question)
+    if problem:
+        raise UsageError(problem)
     for name in ("max_subagents", "max_rounds", "concurrency"):
         if getattr(s, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(s, name)})")

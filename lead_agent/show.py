@@ -46,6 +46,7 @@ def render_run(path: Path) -> str:
         out.append(render_estimate(run.trace.estimate))
     if run.trace.error or m.get("error"):
         out.append(f"Error: {run.trace.error or m.get('error')}")
+    out += [f"Refused (not read): {why}" for why in run.refused]
     out += _plans(run)
     out += ["", "Agents:"]
     for a in run.trace.ordered_agents():

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, ClassVar, Mapping, Protocol
+from typing import Any, Callable, ClassVar, Mapping, Protocol
 
 from pydantic import TypeAdapter
 
 from .context import AgentRole, AgentStatus
 from .delegation import Delegation, Findings, QueryType
 from .model import Block, RetryNotice, Usage
+from .storage import StorageError
 
 SCHEMA_VERSION = 2
 
@@ -32,7 +33,8 @@ SCHEMA_VERSION = 2
 class RunStatus(StrEnum):
 
     RUNNING = "running"
-    COMPLETED = "completed"
+    COMPLETED = "completed"  # a report written from at least one subagent's claims
+    COMPLETED_EMPTY = "completed_empty"  # a report written, but no subagent returned a claim
     FAILED = "failed"
     INTERRUPTED = "interrupted"
     ESTIMATED = "estimated"
@@ -402,6 +404,8 @@ class EventBus:
         self.observers: list[Observer] = []
         self._lock = threading.Lock()
         self._agents: dict[str, AgentEvents] = {}
+        self.storage_error: StorageError | None = None  # the first failure to write the run's files
+        self.on_storage_error: Callable[[StorageError], None] | None = None  # e.g. stop the run
 
     def subscribe(self, observer: Observer, *, first: bool = False) -> None:
         """Add an observer; `first` puts it before those already there (writers before viewers)."""
@@ -421,11 +425,23 @@ class EventBus:
         return self.agent(RUN_AGENT)
 
     def publish(self, record: EventRecord) -> None:
-        """Deliver to every observer, in order; an observer's error is raised after all got the event."""
+        """Deliver to every observer, in order; an observer's error is raised after all got the event.
+
+        A `StorageError` (the run's files cannot be written, e.g. a full disk) is kept in
+        `storage_error`. With an `on_storage_error` hook (the run sets one that stops the run) the
+        hook is called once and nothing is raised here: the agents' own failure handling, which
+        emits more events, cannot chain one storage error onto another."""
         error: BaseException | None = None
         for obs in list(self.observers):
             try:
                 obs.on_event(record)
+            except StorageError as e:
+                if self.storage_error is None:
+                    self.storage_error = e
+                    if self.on_storage_error is not None:
+                        self.on_storage_error(e)
+                if self.on_storage_error is None:
+                    error = error or e
             except Exception as e:
                 error = error or e
         if error is not None:

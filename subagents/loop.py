@@ -108,6 +108,7 @@ def add_message(state: LoopState, events: AgentEvents, message: Message) -> None
 
 
 async def call_model(spec: AgentSpec, request: ModelRequest, state: LoopState) -> ModelResponse:
+    await trio.lowlevel.checkpoint()  # a cancelled run stops here, even when models and tools never block
     spec.events.emit(ModelRequested(
         model=spec.model.name, system_sha256=hashlib.sha256(request.system.encode("utf-8")).hexdigest()[:16],
         tools=[t.name for t in request.tools], tool_choice=str(request.tool_choice), max_tokens=request.max_tokens,
@@ -125,6 +126,7 @@ async def call_model(spec: AgentSpec, request: ModelRequest, state: LoopState) -
 async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopState) -> list[ToolResultBlock]:
     """Run one turn's tool calls concurrently; calls past the tool budget are refused.
     A terminal tool's success is recorded in `state.terminal`."""
+    await trio.lowlevel.checkpoint()  # a cancelled run runs no more tools
     results: list[ToolResultBlock | None] = [None] * len(uses)
     limits = spec.limits
     admitted: list[bool] = []

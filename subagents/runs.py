@@ -11,11 +11,16 @@ what a half-written manifest claimed.
       plan.vN.json          every accepted plan version
       sources.json          every retrieved passage with its id and the text shown
       report.md             the citation-checked report
+
+Reading never leaves the run directory: a file reached through a symlink, or a manifest path,
+that resolves outside it is refused (listed in `Run.refused`), never read.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -183,6 +188,23 @@ class RunTrace:
         return add_costs(*(a.cost_usd() for a in self.agents.values()))
 
 
+class UnsafeRunPath(ValueError):
+    """A path that would lead out of the run directory (through `..`, an absolute path or a symlink)."""
+
+
+def run_file(run_dir: Path, name: str | Path) -> Path:
+    """The real path of `name` inside `run_dir`; UnsafeRunPath when it resolves outside the
+    directory. The file need not exist."""
+    rel = Path(name)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise UnsafeRunPath(f"{str(name)!r} is not a path inside the run directory")
+    base = os.path.realpath(run_dir)
+    real = os.path.realpath(os.path.join(base, rel))
+    if not (real == base or real.startswith(base.rstrip(os.sep) + os.sep)):
+        raise UnsafeRunPath(f"{str(name)!r} leads outside the run directory")
+    return Path(real)
+
+
 @dataclass
 class Run:
     """A run directory read back: the folded trace plus the files beside it."""
@@ -192,6 +214,7 @@ class Run:
     manifest: dict[str, Any]
     sources: list[Source]
     report: str | None
+    refused: list[str] = field(default_factory=list)  # paths not read: they lead outside the run directory
 
     @property
     def run_id(self) -> str:
@@ -206,15 +229,53 @@ class Run:
         return str(self.manifest.get("status", RunStatus.RUNNING.value))
 
 
+class _Reader:
+    """Reads the files of one run directory, refusing any that lead outside it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.refused: list[str] = []
+
+    def file(self, name: str | Path) -> Path | None:
+        """The regular file `name` of the run directory, or None (missing, or refused)."""
+        try:
+            real = run_file(self.path, name)
+        except UnsafeRunPath as e:
+            self.refused.append(str(e))
+            return None
+        try:
+            return real if stat.S_ISREG(os.stat(real).st_mode) else None
+        except OSError:
+            return None
+
+    def records(self) -> Iterable[EventRecord]:
+        """Every event: run-level first, then each agent's transcript."""
+        run_log = self.file(RUN_LOG)
+        if run_log is not None:
+            yield from read_records(run_log)
+        agents = self.path / AGENTS_DIR
+        if agents.is_dir():
+            for f in sorted(agents.glob("*.jsonl")):
+                real = self.file(Path(AGENTS_DIR) / f.name)
+                if real is not None:
+                    yield from read_records(real)
+
+    def check_manifest_paths(self, manifest: dict[str, Any]) -> None:
+        """Paths the manifest names (transcripts, plan files) must stay inside the directory."""
+        named = [a.get("transcript") for a in manifest.get("agents") or [] if isinstance(a, dict)]
+        named += list(manifest.get("plans") or [])
+        for name in named:
+            if isinstance(name, str) and name:
+                try:
+                    run_file(self.path, name)
+                except UnsafeRunPath as e:
+                    self.refused.append(f"manifest: {e}")
+
+
 def iter_records(path: Path) -> Iterable[EventRecord]:
-    """Every event of a run directory: run-level first, then each agent's transcript."""
-    run_log = path / RUN_LOG
-    if run_log.is_file():
-        yield from read_records(run_log)
-    agents = path / AGENTS_DIR
-    if agents.is_dir():
-        for f in sorted(agents.glob("*.jsonl")):
-            yield from read_records(f)
+    """Every event of a run directory: run-level first, then each agent's transcript (files
+    leading outside the directory are skipped)."""
+    return _Reader(Path(path)).records()
 
 
 def fold(records: Iterable[EventRecord]) -> RunTrace:
@@ -225,12 +286,19 @@ def fold(records: Iterable[EventRecord]) -> RunTrace:
 
 
 def read_run(path: Path) -> Run:
-    """Load a run directory (finished, running or crashed) into typed objects."""
+    """Load a run directory (finished, running or crashed) into typed objects. Nothing outside the
+    directory is read: such files and manifest paths are listed in `Run.refused`."""
     path = Path(path)
-    manifest_path = path / MANIFEST
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
-    sources_path = path / SOURCES
-    sources = SourceRegistry.read(sources_path) if sources_path.is_file() else []
-    report_path = path / REPORT
-    report = report_path.read_text(encoding="utf-8") if report_path.is_file() else None
-    return Run(path=path, trace=fold(iter_records(path)), manifest=manifest, sources=sources, report=report)
+    reader = _Reader(path)
+    manifest_path = reader.file(MANIFEST)
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path is not None else {}
+    if not isinstance(manifest, dict):
+        manifest = {}
+    reader.check_manifest_paths(manifest)
+    sources_path = reader.file(SOURCES)
+    sources = SourceRegistry.read(sources_path) if sources_path is not None else []
+    report_path = reader.file(REPORT)
+    report = report_path.read_text(encoding="utf-8") if report_path is not None else None
+    trace = fold(reader.records())
+    return Run(path=path, trace=trace, manifest=manifest, sources=sources, report=report,
+               refused=reader.refused)

@@ -13,6 +13,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from .storage import write_atomic
+
 
 class SourceKind(StrEnum):
     CORPUS = "corpus"
@@ -86,7 +88,5 @@ class SourceRegistry:
         data = json.loads(path.read_text(encoding="utf-8"))
         return [Source(**{**d, "kind": SourceKind(d["kind"])}) for d in data]
 
-    def save(self, path: Path) -> None:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(path)
+    def save(self, path: Path, *, durable: bool = True) -> None:
+        write_atomic(path, json.dumps(self.to_json(), indent=1, ensure_ascii=False), durable=durable)

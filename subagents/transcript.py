@@ -4,7 +4,9 @@
 `agents/<agent_id>.jsonl`, run-level records (run start/end, citation check, report) to
 `run.jsonl`. Every line is `EventRecord.to_json()`:
     {"v", "run_id", "agent_id", "parent_id", "seq", "turn", "kind", "ts", "t", "data"}
-A crash loses at most the line being written; readers skip a torn last line.
+A crash loses at most the line being written; readers skip a torn last line. A line that cannot
+be written whole (a full disk) is cut back off the file and raises `StorageError`
+(subagents/storage.py): the file still ends with a complete line.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import Any, Iterator
 
 from .events import RUN_AGENT, EventRecord
+from .storage import AppendLog, StorageError
 
 AGENTS_DIR = "agents"
 RUN_LOG = "run.jsonl"
@@ -29,7 +32,7 @@ class TranscriptWriter:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        self._files: dict[str, IO[str]] = {}
+        self._files: dict[str, AppendLog] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -38,19 +41,21 @@ class TranscriptWriter:
         with self._lock:
             if self._closed:
                 return
-            fh = self._files.get(record.agent_id)
-            if fh is None:
+            log = self._files.get(record.agent_id)
+            if log is None:
                 path = transcript_path(self.run_dir, record.agent_id)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fh = self._files[record.agent_id] = open(path, "a", encoding="utf-8")
-            fh.write(line)
-            fh.flush()
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as err:
+                    raise StorageError(err.errno, err.strerror, str(path.parent)) from None
+                log = self._files[record.agent_id] = AppendLog(path)
+            log.append(line)
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            for fh in self._files.values():
-                fh.close()
+            for log in self._files.values():
+                log.close()
             self._files.clear()
 
 

@@ -14,7 +14,7 @@ from subagents.models.scripted import ScriptedModel, ScriptExhausted, Step, text
 from subagents.events import EventRecord, RunStarted
 from subagents.transcript import read_events
 
-from .conftest import lead_report_from_findings, note_tools, submit_first_hit
+from .conftest import last_results, lead_report_from_findings, note_tools, submit_first_hit
 
 DOCS = {
     "taskgroup": "When a task in a TaskGroup raises, the remaining tasks in the group are cancelled.",
@@ -336,7 +336,13 @@ def test_a_single_corpus_path_is_one_root_not_its_characters(tmp_path: Path, as_
     docs.mkdir()
     (docs / "a.txt").write_text(DOCS["taskgroup"] + "\n")
     lead = ScriptedModel([tool_call("delegate", plan(task("TaskGroup", tools=["search_corpus"]))), text("# r")])
-    sub = ScriptedModel([tool_call("search_corpus", {"query": "TaskGroup"}), submit_first_hit])
+
+    def submit_corpus_hit(request):  # corpus results carry a snippet, not the notes' text
+        hit = last_results(request)[0]
+        return tool_call("submit_findings", {"status": "ok", "summary": "", "claims": [
+            {"text": hit["snippet"], "source_ids": [hit["source_id"]]}]})
+
+    sub = ScriptedModel([tool_call("search_corpus", {"query": "TaskGroup"}), submit_corpus_hit])
     result = api.research_sync("q?", corpus=as_type(docs), runs_dir=tmp_path / "runs", lead_model=lead,
                                subagent_model=sub, use_config_file=False)
     assert result.status == "completed" and result.manifest["options"]["corpus"] == [str(docs.resolve())]

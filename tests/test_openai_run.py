@@ -164,7 +164,7 @@ def test_cli_run_against_an_openai_compatible_endpoint(tmp_path: Path, corpus: P
     (["--base-url", "http://127.0.0.1:notaport/v1", "--lead-model", MODEL], "malformed base URL"),
     (["--lead-model", MODEL], "--base-url"),
     (["--base-url", "http://127.0.0.1:9/v1"], "--lead-model"),
-    (["--base-url", "http://127.0.0.1:9/v1", "--lead-model", MODEL, "--requests-per-minute", "-5"], "must be positive"),
+    (["--base-url", "http://127.0.0.1:9/v1", "--lead-model", MODEL, "--requests-per-minute", "-5"], "--requests-per-minute must be"),
 ])
 def test_cli_openai_configuration_errors_exit_2(tmp_path: Path, corpus: Path, args: list[str], needle: str) -> None:
     proc = cli("run", QUESTION, "--corpus", str(corpus), "--runs-dir", "runs", "--provider", "openai", *args,

@@ -322,7 +322,7 @@ async def test_replay_miss_is_a_tool_error_and_the_run_still_reports_the_gap(sit
     new_question = "What is the boiling point of liquid nitrogen at sea level?"
     result = await run_web(new_question, WebConfig(allow_private_network=True, search_backend=site.search,
                                                    cache_dir=cache, cache_mode="replay"), tmp_path / "runs")
-    assert result.status == "completed"
+    assert result.status == "completed_empty"  # every search missed the cache: nothing was found
     assert site.search.calls_while_offline == []
     misses = 0
     for agent in subagent_ids(result.run_dir):
@@ -353,7 +353,7 @@ async def test_loopback_result_is_refused_in_a_run_without_allow_private_network
     config = WebConfig(search_backend=site.search, cache_dir=tmp_path / "web", cache_mode="record")
     assert config.allow_private_network is False  # the default
     result = await run_web(QUESTION, config, tmp_path / "runs", max_rounds=1)
-    assert result.status == "completed"
+    assert result.status == "completed_empty"  # every page refused: nothing was found
     fetches = 0
     for agent in subagent_ids(result.run_dir):
         for call, res in calls_and_results(events(result.run_dir, agent)):
@@ -481,7 +481,7 @@ async def test_cli_replays_a_recorded_web_run_and_keeps_the_guard(site: Site, tm
 
     p = run_cli("run", QUESTION, "--web", "--cache", "replay", "--max-rounds", "1", "--runs-dir", str(runs), "-q",
                 cwd=tmp_path, env=env)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 3, p.stderr  # completed_empty: every recorded page refused, nothing found
     assert LOCKED not in p.stdout and "## What is missing" in p.stdout
     (guarded,) = [d for d in runs.iterdir() if d != run_dir]
     refusals = [r for a in subagent_ids(guarded) for c, r in calls_and_results(events(guarded, a))

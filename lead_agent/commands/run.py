@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, err
+from .common import EXIT_EMPTY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, err, out
 
 NAME = "run"
 
@@ -74,11 +74,12 @@ def main(args: argparse.Namespace) -> int:
     from ..api import RunFailed, is_interrupt, research
     from ..progress import PlainProgress
     from ..settings import UsageError
+    from ..terminal import neutralise
 
     seen = _RunDirSeen()
     observers: list[Any] = [seen]
     if not args.quiet:
-        observers.append(PlainProgress(lambda msg: print(msg, file=sys.stderr, flush=True)))
+        observers.append(PlainProgress(lambda msg: print(neutralise(msg), file=sys.stderr, flush=True)))
     try:
         result = trio.run(lambda: research(args.question, observers=observers, **run_options(args)))
     except UsageError as e:
@@ -95,11 +96,15 @@ def main(args: argparse.Namespace) -> int:
         print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted)" if where else ""),
               file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(result.report)
+    out(result.report)
     if result.status == "estimated":
         print(f"Plan and estimate saved to {result.run_dir}/ (plan.v1.json, manifest.json); no subagents were run")
         return 0
     check = result.manifest.get("citation_check", {})
     print(f"Run saved to {result.run_dir}/ (report.md, manifest.json, {len(result.manifest['agents'])} transcripts; "
           f"citations {check.get('supported', 0)}/{check.get('markers', 0)} supported)")
+    if result.status == "completed_empty":
+        print(f"research: nothing found: no subagent returned a claim (status: completed_empty, exit {EXIT_EMPTY})",
+              file=sys.stderr)
+        return EXIT_EMPTY
     return 0

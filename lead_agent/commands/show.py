@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_FAILED, EXIT_USAGE, err
+from .common import EXIT_FAILED, EXIT_USAGE, err, out
 
 NAME = "show"
 
@@ -32,5 +32,5 @@ def main(args: argparse.Namespace) -> int:
     except (OSError, ValueError, LookupError, TypeError, AttributeError) as e:  # a corrupt or half-written run
         err(f"cannot show run {path}: {type(e).__name__}: {e}")
         return EXIT_FAILED
-    print(text)
+    out(text)
     return 0

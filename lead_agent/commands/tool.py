@@ -88,7 +88,9 @@ def _one_line(text: str, limit: int = 500) -> str:
 
 
 def _fail(msg: str) -> int:
-    print(f"research tool: error: {_one_line(msg)}", file=sys.stderr)
+    from ..terminal import neutralise
+
+    print(neutralise(f"research tool: error: {_one_line(msg)}"), file=sys.stderr)
     return 1
 
 
@@ -144,5 +146,7 @@ def main(args: argparse.Namespace) -> int:
                 close()
     if is_error:
         return _fail(content)
-    print(content)
+    from .common import out
+
+    out(content)
     return 0

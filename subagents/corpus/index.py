@@ -10,6 +10,13 @@ read, files whose content hash is unchanged are not re-extracted, vanished files
 Threads: one connection opened with check_same_thread=False, every use under a lock. search()
 and read() take milliseconds and may be called directly from async code; update() can take
 seconds, so run it before agents start (or in a worker thread).
+
+Processes: several runs may open one index at once. Opening (check, rebuild, schema) and
+updating happen under an exclusive lock file beside the database (`index.sqlite.lock`, flock),
+so the first run indexes and the others wait, then find the files known; an update also reads
+the known files inside its write transaction. Searches never wait (WAL). An index that is not a
+database, fails `PRAGMA quick_check`, or is shorter than its header says (a truncated file) is
+only a cache: it is deleted and rebuilt.
 """
 
 from __future__ import annotations
@@ -20,8 +27,14 @@ import re
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: SQLite's own write lock is all there is
+    fcntl = None  # type: ignore[assignment]
 
 from .chunking import chunk_document
 from .query import to_fts_query
@@ -95,54 +108,120 @@ def _plain(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+class IndexDamaged(Exception):
+    """The index file is not a usable database (it is rebuilt)."""
+
+
+_DAMAGED = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
+
+
+@contextmanager
+def writer_lock(db_path: Path) -> Iterator[None]:
+    """Exclusive across processes and threads: one opener or updater of `db_path` at a time."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(f"{db_path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes
+        yield
+    finally:
+        os.close(fd)
+
+
+def _truncated(db_path: Path) -> bool:
+    """The file is shorter than the page count its header records (when that count is valid)."""
+    try:
+        with open(db_path, "rb") as fh:
+            header = fh.read(100)
+        size = os.path.getsize(db_path)
+    except OSError:
+        return False
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return size > 0 and len(header) < 100
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages, counter, valid_for = (int.from_bytes(header[i:i + 4], "big") for i in (28, 24, 92))
+    return counter == valid_for and pages > 0 and size < pages * page_size
+
+
+def remove_index_files(db_path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+
+
 class CorpusIndex:
     def __init__(self, root: Path, db_path: Path, options: ScanOptions) -> None:
+        """Connect and bring the schema up to date; call under `writer_lock(db_path)`.
+        IndexDamaged when the file is not a sound database."""
         self.root = root
         self.root_tag = root_tag_for(root)
         self.db_path = db_path
         self.options = options
         self._lock = threading.Lock()
         self._df: dict[str, int] = {}  # term -> passages containing it (reset by update)
+        if _truncated(db_path):
+            raise IndexDamaged(f"{db_path} is shorter than its header says (truncated)")
         self._db = sqlite3.connect(db_path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._ensure_schema()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            verdict = self._db.execute("PRAGMA quick_check(1)").fetchone()
+            if not verdict or verdict[0] != "ok":
+                raise IndexDamaged(f"{db_path} failed its check: {verdict[0] if verdict else 'no answer'}")
+            self._ensure_schema()
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            if getattr(e, "sqlite_errorname", "") in _DAMAGED:
+                raise IndexDamaged(f"{db_path}: {e}") from None
+            raise
+        except BaseException:
+            self._db.close()
+            raise
 
     @classmethod
     def open(cls, root: Path | str, cache_dir: Path | None = None, *, options: ScanOptions | None = None) -> CorpusIndex:
-        """Open (creating if needed) the index of `root`. Does not scan: call update()."""
+        """Open (creating if needed) the index of `root`; a damaged index is rebuilt. Does not scan:
+        call update()."""
         real = resolve_root(root)
         db_path = index_path_for(real, Path(cache_dir).expanduser() if cache_dir else None)
         if is_inside(os.path.realpath(db_path), str(real)):
             raise CorpusError(f"the index cache {db_path.parent} would be inside the corpus {real}; choose another --cache-dir")
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
-            try:
+            with writer_lock(db_path):
+                try:
+                    return cls(real, db_path, options or ScanOptions())
+                except IndexDamaged:  # only a cache: rebuild it
+                    remove_index_files(db_path)
                 return cls(real, db_path, options or ScanOptions())
-            except sqlite3.DatabaseError as e:
-                if getattr(e, "sqlite_errorname", "") != "SQLITE_NOTADB":
-                    raise
-            for suffix in ("", "-wal", "-shm"):  # not a database: it is only a cache, rebuild it
-                Path(f"{db_path}{suffix}").unlink(missing_ok=True)
-            return cls(real, db_path, options or ScanOptions())
-        except (OSError, sqlite3.Error) as e:
+        except (OSError, sqlite3.Error, IndexDamaged) as e:
             raise CorpusError(f"cannot open the index cache {db_path}: {e}") from None
+
+    def _schema_current(self) -> bool:
+        have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")}
+        if "meta" not in have:
+            return False
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        return bool(row and row[0] == SCHEMA)
 
     def _ensure_schema(self) -> None:
         with self._lock:
             db = self._db
-            have = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")}
-            if "meta" in have:
-                row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-                if row and row[0] == SCHEMA:
-                    return
+            if self._schema_current():
+                return
             db.execute("BEGIN IMMEDIATE")
-            for name in ("fts", "chunks", "files", "meta"):
-                db.execute(f"DROP TABLE IF EXISTS {name}")
-            for stmt in _DDL.strip().split(";\n"):
-                db.execute(stmt)
-            db.execute("INSERT INTO meta VALUES ('schema', ?), ('root', ?)", (SCHEMA, str(self.root)))
-            db.execute("COMMIT")
+            try:
+                if not self._schema_current():  # checked again under the write lock
+                    for name in ("fts", "chunks", "files", "meta"):
+                        db.execute(f"DROP TABLE IF EXISTS {name}")
+                    for stmt in _DDL.strip().split(";\n"):
+                        db.execute(stmt)
+                    db.execute("INSERT INTO meta VALUES ('schema', ?), ('root', ?)", (SCHEMA, str(self.root)))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     # -- indexing -----------------------------------------------------------------------------
 
@@ -158,12 +237,12 @@ class CorpusIndex:
         for rel, why in scan.other:
             stats.note(rel, why)
         stats.files_seen = len(scan.files) + stats.skipped_outside + stats.skipped_other
-        with self._lock:
+        with writer_lock(self.db_path), self._lock:
             db = self._db
-            known = {r[1]: r for r in db.execute("SELECT id, relpath, mtime_ns, size, sha1, status FROM files")}
-            next_id = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
             db.execute("BEGIN IMMEDIATE")
-            try:
+            try:  # the known files are read inside the write transaction: another run may just have indexed
+                known = {r[1]: r for r in db.execute("SELECT id, relpath, mtime_ns, size, sha1, status FROM files")}
+                next_id = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
                 total = len(scan.files)
                 for i, cand in enumerate(scan.files, 1):
                     next_id = self._update_file(cand, known.pop(cand.relpath, None), next_id, stats)

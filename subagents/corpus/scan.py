@@ -61,51 +61,83 @@ def _rel(path: str, root: str) -> str:
 
 
 def scan_root(root: str, opts: ScanOptions) -> ScanResult:
-    """Walk `root` (a real path) and list the candidate files; nothing is opened here."""
+    """Walk `root` (a real path) and list the candidate files; nothing is opened here.
+    Iterative (an explicit stack, no recursion): a tree of any depth is walked, in the order of a
+    sorted top-down walk (a directory's files, then each subdirectory in turn)."""
     res = ScanResult()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        keep = []
-        for d in sorted(dirnames):
-            if (opts.skip_hidden and d.startswith(".")) or d in opts.skip_dirs:
-                continue
-            full = os.path.join(dirpath, d)
-            if os.path.islink(full):
-                if not is_inside(os.path.realpath(full), root):
-                    res.outside.append(_rel(full, root))
-                continue
-            keep.append(d)
-        dirnames[:] = keep
+    stack = [root]
+    while stack:
+        dirpath = stack.pop()
+        try:
+            dirnames, filenames = _listing(dirpath)
+        except OSError as e:
+            res.other.append((_rel(dirpath, root), f"cannot list directory: {e.strerror or e}"))
+            continue
+        subdirs = _subdirs(dirpath, dirnames, root, opts, res)
         for name in sorted(filenames):
-            kind = KINDS.get(os.path.splitext(name)[1].lower())
-            if kind is None or (opts.skip_hidden and name.startswith(".")):
-                continue
-            if any(fnmatch.fnmatchcase(name, p) for p in opts.skip_files):
-                continue
-            full = os.path.join(dirpath, name)
-            rel = _rel(full, root)
-            try:
-                rel.encode("utf-8")
-            except UnicodeEncodeError:
-                res.other.append((rel.encode("utf-8", "replace").decode(), "file name is not valid UTF-8"))
-                continue
-            try:
-                target = full
-                if os.path.islink(full):
-                    target = os.path.realpath(full)
-                    if not is_inside(target, root):
-                        res.outside.append(rel)
-                        continue
-                st = os.stat(target)
-            except OSError as e:
-                res.other.append((rel, f"cannot stat: {e.strerror or e}"))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                res.other.append((rel, "not a regular file"))
-            elif st.st_size > opts.max_bytes:
-                res.other.append((rel, f"larger than {opts.max_bytes} bytes"))
-            else:
-                res.files.append(Candidate(rel, target, kind, st.st_mtime_ns, st.st_size))
+            _add_file(dirpath, name, root, opts, res)
+        stack.extend(os.path.join(dirpath, d) for d in reversed(subdirs))
     return res
+
+
+def _listing(path: str) -> tuple[list[str], list[str]]:
+    """(directory names, other names) of one directory, as os.walk splits them."""
+    dirs, others = [], []
+    with os.scandir(path) as entries:
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else others).append(entry.name)
+    return dirs, others
+
+
+def _subdirs(dirpath: str, names: list[str], root: str, opts: ScanOptions, res: ScanResult) -> list[str]:
+    """The subdirectories to descend into, sorted; symlinked directories are never followed."""
+    keep = []
+    for d in sorted(names):
+        if (opts.skip_hidden and d.startswith(".")) or d in opts.skip_dirs:
+            continue
+        full = os.path.join(dirpath, d)
+        if os.path.islink(full):
+            if not is_inside(os.path.realpath(full), root):
+                res.outside.append(_rel(full, root))
+            continue
+        keep.append(d)
+    return keep
+
+
+def _add_file(dirpath: str, name: str, root: str, opts: ScanOptions, res: ScanResult) -> None:
+    kind = KINDS.get(os.path.splitext(name)[1].lower())
+    if kind is None or (opts.skip_hidden and name.startswith(".")):
+        return
+    if any(fnmatch.fnmatchcase(name, p) for p in opts.skip_files):
+        return
+    full = os.path.join(dirpath, name)
+    rel = _rel(full, root)
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        res.other.append((rel.encode("utf-8", "replace").decode(), "file name is not valid UTF-8"))
+        return
+    try:
+        target = full
+        if os.path.islink(full):
+            target = os.path.realpath(full)
+            if not is_inside(target, root):
+                res.outside.append(rel)
+                return
+        st = os.stat(target)
+    except OSError as e:
+        res.other.append((rel, f"cannot stat: {e.strerror or e}"))
+        return
+    if not stat.S_ISREG(st.st_mode):
+        res.other.append((rel, "not a regular file"))
+    elif st.st_size > opts.max_bytes:
+        res.other.append((rel, f"larger than {opts.max_bytes} bytes"))
+    else:
+        res.files.append(Candidate(rel, target, kind, st.st_mtime_ns, st.st_size))
 
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.I)

@@ -11,11 +11,19 @@
   call put its breakpoint — so the read hits even when a turn adds many blocks. At most 4.
 - `request.stream` true -> messages.stream(...) and the final message assembled
   from the SSE events (for the lead's long synthesis: no total deadline, only an idle one).
+  A stream is a reply only once `message_stop` arrived with a stop reason: a stream that
+  stalls past the timeout, drops mid-body, or ends early is a transient error (retried), never
+  a partial reply (a cut `delegate` input must not run as a plan).
+- Text the API refuses to take back is not sent back: whitespace-only text blocks (Claude emits
+  "\n\n" before a tool_use) are dropped, and a final assistant turn (resent after pause_turn)
+  loses its trailing whitespace.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import importlib
 from typing import Any
 
 import anthropic
@@ -38,7 +46,7 @@ from ..model import (
 )
 from .pooled import PooledAdapter
 from .ratelimit import RateLimiter
-from .retry import TransientError, is_retryable_status, parse_retry_after
+from .retry import INCOMPLETE, TransientError, is_retryable_status, parse_retry_after, transport_transient
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"  # named in error messages; the entry point reads it
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -46,6 +54,34 @@ EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
 # error types an SSE `error` event may carry mid-stream, mapped to the status they stand for
 _STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500, "timeout_error": 504}
+
+
+def _sdk_http_errors(name: str) -> tuple[type[Exception], ...]:
+    """An exception class of the HTTP clients the SDK may use (`httpx2` in anthropic 2.x, `httpx`
+    before): a stream that stalls or drops while being read raises them unwrapped."""
+    found = []
+    for module in ("httpx", "httpx2"):
+        try:
+            found.append(getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError):
+            pass
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_ssl_context() -> Any:
+    """The SDK's default TLS context, built once per process (None: let the SDK build its own).
+    Loading the CA bundle takes ~0.1 s and every run builds new clients (a connection pool cannot
+    outlive the trio run that opened it)."""
+    try:
+        base = next(c for c in anthropic.DefaultAsyncHttpxClient.__mro__ if not c.__module__.startswith("anthropic"))
+        return importlib.import_module(base.__module__.split(".")[0]).create_ssl_context()
+    except (StopIteration, ImportError, AttributeError, TypeError):
+        return None
+
+
+_TRANSPORT_ERRORS = _sdk_http_errors("TransportError")  # timeouts, dropped connections, broken bodies
+_TIMEOUT_ERRORS = _sdk_http_errors("TimeoutException")
 
 
 # ---------------------------------------------------------------- request translation
@@ -64,9 +100,12 @@ def block_to_api(block: Block) -> dict[str, Any]:
     raise ModelError(f"cannot send block of type {type(block).__name__}")
 
 
-def message_to_api(message: Message) -> dict[str, Any]:
-    # The API rejects empty text blocks; a message left empty gets a visible placeholder.
-    content = [block_to_api(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+def message_to_api(message: Message, *, final: bool = False) -> dict[str, Any]:
+    """The API rejects empty and whitespace-only text blocks, and a final assistant turn ending in
+    whitespace; a message left empty gets a visible placeholder."""
+    content = [block_to_api(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip())]
+    if final and message.role == "assistant" and content and content[-1]["type"] == "text":
+        content[-1]["text"] = content[-1]["text"].rstrip()
     return {"role": message.role, "content": content or [{"type": "text", "text": "(empty)"}]}
 
 
@@ -81,7 +120,7 @@ def build_params(request: ModelRequest, model: str) -> dict[str, Any]:
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
-        "messages": [message_to_api(m) for m in request.messages],
+        "messages": [message_to_api(m, final=i == len(request.messages) - 1) for i, m in enumerate(request.messages)],
     }
     if request.system:
         params["system"] = [{"type": "text", "text": request.system}]
@@ -175,8 +214,10 @@ class AnthropicModel(PooledAdapter):
         return f"AnthropicModel({self.name!r}, base_url={self._base_url!r})"
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
+        ctx = _shared_ssl_context()
+        http = {} if ctx is None else {"http_client": anthropic.DefaultAsyncHttpxClient(verify=ctx)}
         return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0,
-                                        timeout=self.timeout)
+                                        timeout=self.timeout, **http)
 
     async def _close_client(self, client: anthropic.AsyncAnthropic) -> None:
         await client.close()
@@ -192,9 +233,7 @@ class AnthropicModel(PooledAdapter):
         client = self._get_client()
         try:
             if stream:
-                # the SDK's timeout is per read here: a long synthesis may stream for minutes
-                async with client.messages.stream(**params) as s:
-                    message = await s.get_final_message()
+                message = await self._streamed(client, params)
             else:
                 with trio.fail_after(self.timeout):
                     message = await client.messages.create(**params)
@@ -208,9 +247,24 @@ class AnthropicModel(PooledAdapter):
             raise self._classify(err) from None
         except anthropic.AnthropicError as err:
             raise ModelError(f"{self.name}: {type(err).__name__}: {err}") from None
+        except _TRANSPORT_ERRORS as err:  # raised raw by the SDK's HTTP client while a stream is read
+            raise transport_transient(err, timed_out=isinstance(err, _TIMEOUT_ERRORS), timeout=self.timeout) from None
         except ValueError as err:  # e.g. a streamed tool input that is not JSON
             raise ModelError(f"{self.name}: unusable response: {err}") from None
+        if message.stop_reason is None:  # a reply always ends with its stop reason
+            raise TransientError(INCOMPLETE, "the reply arrived without a stop reason")
         return response_from_api(message, self.name)
+
+    async def _streamed(self, client: anthropic.AsyncAnthropic, params: dict[str, Any]) -> Any:
+        """The final message of a stream that ran to `message_stop`, else TransientError.
+        The SDK's timeout is per read here: a long synthesis may stream for minutes."""
+        async with client.messages.stream(**params) as s:
+            ended = False
+            async for event in s:
+                ended = ended or event.type == "message_stop"
+            if not ended:
+                raise TransientError(INCOMPLETE, "the stream ended before message_stop")
+            return await s.get_final_message()
 
     def _classify(self, err: anthropic.APIStatusError) -> Exception:
         status = err.status_code

@@ -11,6 +11,12 @@ result the model can read and correct, instead of the whole turn failing.
 
 `max_tokens` is sent as "max_tokens" (what Ollama / vLLM / llama.cpp accept). Same retry
 policy as the Anthropic adapter (see retry.with_retries).
+
+`request.stream` true (the lead's calls) -> `"stream": true` with `stream_options.include_usage`:
+the chunks are assembled into one response (`StreamAssembler`); the timeout is per read, so a long
+answer may stream for minutes. A stream is a reply only once `data: [DONE]` arrived: one that
+stalls past the timeout, drops mid-body or ends early is a transient error (retried), never a
+partial reply.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from ..model import (
 )
 from .pooled import PooledAdapter
 from .ratelimit import RateLimiter
-from .retry import TransientError, is_retryable_status, parse_retry_after
+from .retry import INCOMPLETE, TransientError, is_retryable_status, parse_retry_after, transport_transient
 
 FINISH_REASONS = {
     "stop": StopReason.END_TURN,
@@ -54,12 +60,13 @@ def messages_to_api(system: str, messages: list[Message]) -> list[dict[str, Any]
     for m in messages:
         texts = [b.text for b in m.content if isinstance(b, TextBlock) and b.text]
         if m.role == "assistant":
-            msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
             calls = [
                 {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": json.dumps(b.input)}}
                 for b in m.content
                 if isinstance(b, ToolUseBlock)
             ]
+            # content may be null only beside tool calls: an empty turn is sent as ""
+            msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or (None if calls else "")}
             if calls:
                 msg["tool_calls"] = calls
             out.append(msg)
@@ -170,6 +177,9 @@ class OpenAIModel(PooledAdapter):
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = build_body(request, self.name)
+        if request.stream:
+            body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+            return await self._with_retries(request, lambda: self._attempt_stream(body))
         return await self._with_retries(request, lambda: self._attempt(body))
 
     async def _attempt(self, body: dict[str, Any]) -> ModelResponse:
@@ -182,17 +192,94 @@ class OpenAIModel(PooledAdapter):
         except httpx.TransportError as err:
             raise TransientError("connection_error", f"{type(err).__name__}: {err}") from None
         if resp.status_code >= 400:
-            detail = _error_detail(resp)
-            if resp.status_code in (401, 403):
-                raise ModelAuthError(f"{self.name}: {self.base_url} refused the credentials (HTTP {resp.status_code}: {detail})")
-            if is_retryable_status(resp.status_code):
-                raise TransientError(resp.status_code, detail, parse_retry_after(dict(resp.headers)))
-            raise ModelError(f"{self.name}: HTTP {resp.status_code}: {detail}")
+            raise self._status_error(resp)
         try:
             payload = resp.json()
         except ValueError:
             raise ModelError(f"{self.name}: response is not JSON: {resp.text[:200]!r}") from None
         return response_from_api(payload, self.name)
+
+    async def _attempt_stream(self, body: dict[str, Any]) -> ModelResponse:
+        """One streamed call: the timeout is per read (an idle limit), not for the whole answer."""
+        url = f"{self.base_url}/chat/completions"
+        assembler = StreamAssembler(self.name)
+        try:
+            async with self._get_client().stream("POST", url, json=body) as resp:
+                if resp.status_code >= 400:
+                    await resp.aread()
+                    raise self._status_error(resp)
+                async for line in resp.aiter_lines():
+                    if line.startswith("data:"):
+                        assembler.feed(line[len("data:"):].strip())
+                        if assembler.done:
+                            break
+        except httpx.TransportError as err:
+            raise transport_transient(err, timed_out=isinstance(err, httpx.TimeoutException),
+                                      timeout=self.timeout) from None
+        if not assembler.done:
+            raise TransientError(INCOMPLETE, "the stream ended before data: [DONE]")
+        return response_from_api(assembler.payload(), self.name)
+
+    def _status_error(self, resp: httpx.Response) -> Exception:
+        detail = _error_detail(resp)
+        if resp.status_code in (401, 403):
+            return ModelAuthError(f"{self.name}: {self.base_url} refused the credentials (HTTP {resp.status_code}: {detail})")
+        if is_retryable_status(resp.status_code):
+            return TransientError(resp.status_code, detail, parse_retry_after(dict(resp.headers)))
+        return ModelError(f"{self.name}: HTTP {resp.status_code}: {detail}")
+
+
+class StreamAssembler:
+    """`chat.completion.chunk`s folded into the payload a non-streamed call returns: content
+    pieces joined, tool calls assembled by index (id and name once, arguments in fragments), the
+    finish reason, the usage chunk; `done` once `data: [DONE]` arrived."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.content: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.done = False
+
+    def feed(self, data: str) -> None:
+        if data == "[DONE]":
+            self.done = True
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise TransientError(INCOMPLETE, f"a stream chunk is not JSON: {data[:200]!r}") from None
+        if not isinstance(chunk, dict):
+            raise TransientError(INCOMPLETE, f"a stream chunk is not an object: {data[:200]!r}")
+        if chunk.get("error"):  # servers report a failure mid-stream this way
+            err = chunk["error"]
+            raise TransientError("stream_error", str(err.get("message") if isinstance(err, dict) else err)[:300])
+        self.model = chunk.get("model") or self.model
+        self.usage = chunk.get("usage") or self.usage
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) == 0:
+                self._add(choice)
+
+    def _add(self, choice: dict[str, Any]) -> None:
+        delta = choice.get("delta") or {}
+        if delta.get("content"):
+            self.content.append(str(delta["content"]))
+        for call in delta.get("tool_calls") or []:
+            slot = self.calls.setdefault(call.get("index", len(self.calls)),
+                                         {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+            fn = call.get("function") or {}
+            slot["id"] = call.get("id") or slot["id"]
+            slot["function"]["name"] = fn.get("name") or slot["function"]["name"]
+            slot["function"]["arguments"] += fn.get("arguments") or ""
+        self.finish_reason = choice.get("finish_reason") or self.finish_reason
+
+    def payload(self) -> dict[str, Any]:
+        calls = [self.calls[i] for i in sorted(self.calls)]
+        message = {"role": "assistant", "content": "".join(self.content) or None, "tool_calls": calls}
+        finish = self.finish_reason or ("tool_calls" if calls else "stop")  # [DONE] came: the reply is whole
+        return {"model": self.model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": self.usage}
 
 
 def _error_detail(resp: httpx.Response) -> str:

@@ -8,13 +8,15 @@ A 429 with `retry-after` can `hold` the whole run, so parallel agents stop hamme
 
 from __future__ import annotations
 
+import math
+
 import trio
 
 
 class _Bucket:
     def __init__(self, per_minute: float) -> None:
-        if per_minute <= 0:
-            raise ValueError("a rate limit must be positive")
+        if not math.isfinite(per_minute) or per_minute <= 0:
+            raise ValueError(f"a rate limit must be a positive finite number (got {per_minute!r})")
         self.capacity = float(per_minute)
         self.rate = per_minute / 60.0  # units per second
         self.level = self.capacity

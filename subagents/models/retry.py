@@ -22,6 +22,7 @@ from .ratelimit import RateLimiter
 T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # plus every status >= 500 (529 = overloaded)
+INCOMPLETE = "incomplete_stream"  # the status of a reply that ended before its end marker
 
 
 def is_retryable_status(status: int) -> bool:
@@ -30,13 +31,20 @@ def is_retryable_status(status: int) -> bool:
 
 class TransientError(Exception):
     """An attempt failed in a way worth retrying. `status` is the HTTP status, or
-    "timeout" / "connection_error"."""
+    "timeout" / "connection_error" / "incomplete_stream" (a reply cut before its end marker)."""
 
     def __init__(self, status: int | str, detail: str, retry_after: float | None = None) -> None:
         super().__init__(f"{status}: {detail}")
         self.status = status
         self.detail = detail
         self.retry_after = retry_after
+
+
+def transport_transient(err: Exception, *, timed_out: bool, timeout: float) -> TransientError:
+    """A transport failure (an HTTP client's timeout or broken connection) as a retryable error."""
+    if timed_out:
+        return TransientError("timeout", f"no data within {timeout:g}s ({type(err).__name__})")
+    return TransientError("connection_error", f"{type(err).__name__}: {err}" if str(err) else type(err).__name__)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:

@@ -1,0 +1,155 @@
+"""Corpus faults: many runs indexing one fresh corpus at once, a damaged index file, a deep tree."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from subagents.corpus import Corpus, index_path_for
+
+RUNS = 8
+QUESTION = "How are the gears of a widget aligned?"
+
+
+def write_corpus(root: Path, files: int = 60) -> None:
+    """Enough files that indexing takes a moment, so concurrent runs really overlap."""
+    for i in range(files):
+        sub = root / f"part{i % 6}"
+        sub.mkdir(parents=True, exist_ok=True)
+        body = " ".join(f"Widget {i} section {j}: the gears of widget {i} are aligned by turning shaft {j}."
+                        for j in range(60))
+        (sub / f"page{i:03d}.md").write_text(f"# Widget {i}\n\n{body}\n\n## Care\n\nKeep widget {i} dry.\n")
+
+
+def index_rows(db: Path) -> tuple[list[str], int, int]:
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        files = [r[0] for r in con.execute("SELECT relpath FROM files ORDER BY relpath")]
+        chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        fts = con.execute("SELECT count(*) FROM fts").fetchone()[0]
+    finally:
+        con.close()
+    return files, chunks, fts
+
+
+def test_eight_api_runs_in_threads_indexing_one_fresh_corpus_all_succeed(tmp_path: Path) -> None:
+    import threading
+
+    import trio
+
+    from lead_agent.api import research
+
+    corpus, cache = tmp_path / "docs", tmp_path / "cache"
+    write_corpus(corpus)
+    results: dict[int, object] = {}
+
+    def one(i: int) -> None:
+        try:
+            results[i] = trio.run(lambda: research(QUESTION, corpus=[corpus], runs_dir=tmp_path / f"runs{i}",
+                                                   cache_dir=cache, use_config_file=False, environ={}))
+        except Exception as e:  # noqa: BLE001
+            results[i] = e
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(RUNS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    errors = {i: r for i, r in results.items() if isinstance(r, Exception)}
+    assert not errors
+    db = index_path_for(Path(os.path.realpath(corpus)), cache)
+    files, chunks, fts = index_rows(db)
+    assert len(files) == 60 and chunks == fts > 0
+
+
+def _open_after(barrier: object, results: object, corpus: Path, cache: Path) -> None:
+    barrier.wait()  # type: ignore[attr-defined]
+    try:
+        with Corpus.open([corpus], cache_dir=cache) as c:
+            results.put(c.passage_count())  # type: ignore[attr-defined]
+    except Exception as e:  # noqa: BLE001  (reported to the test)
+        results.put(f"{type(e).__name__}: {e}")  # type: ignore[attr-defined]
+
+
+def test_eight_processes_indexing_one_fresh_corpus_at_once(tmp_path: Path) -> None:
+    # separate processes (the lock file works across them), released together by a barrier
+    import multiprocessing
+
+    corpus, cache = tmp_path / "docs", tmp_path / "cache"
+    write_corpus(corpus)
+    ctx = multiprocessing.get_context("fork")
+    barrier, results = ctx.Barrier(RUNS), ctx.Queue()
+    procs = [ctx.Process(target=_open_after, args=(barrier, results, corpus, cache)) for _ in range(RUNS)]
+    for p in procs:
+        p.start()
+    counts = [results.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    _, chunks, fts = index_rows(index_path_for(Path(os.path.realpath(corpus)), cache))
+    assert counts == [chunks] * RUNS and chunks == fts > 0
+
+
+# ---------------------------------------------------------------- a damaged index is only a cache
+
+
+def _indexed(tmp_path: Path) -> tuple[Path, Path, Path, int]:
+    corpus, cache = tmp_path / "docs", tmp_path / "cache"
+    write_corpus(corpus, files=30)
+    with Corpus.open([corpus], cache_dir=cache) as c:
+        n = c.passage_count()
+    db = index_path_for(Path(os.path.realpath(corpus)), cache)
+    assert db.is_file() and not Path(f"{db}-wal").exists()  # closed cleanly: everything is in the main file
+    return corpus, cache, db, n
+
+
+def _works(corpus: Path, cache: Path, n: int) -> None:
+    with Corpus.open([corpus], cache_dir=cache) as c:
+        assert c.passage_count() == n
+        hits = c.search("gears of widget 17 aligned", k=3)
+        assert hits and hits[0].path == "part5/page017.md"
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.97])
+def test_truncated_index_is_rebuilt(tmp_path: Path, keep: float) -> None:
+    corpus, cache, db, n = _indexed(tmp_path)
+    with open(db, "r+b") as fh:
+        fh.truncate(int(db.stat().st_size * keep))
+    _works(corpus, cache, n)
+
+
+def test_index_with_a_damaged_page_is_rebuilt(tmp_path: Path) -> None:
+    corpus, cache, db, n = _indexed(tmp_path)
+    size = db.stat().st_size
+    with open(db, "r+b") as fh:  # garbage over every page but the first (the header stays valid)
+        for offset in range(4096, size, 4096):
+            fh.seek(offset + 8)
+            fh.write(b"\xde\xad\xbe\xef" * 16)
+    _works(corpus, cache, n)
+
+
+# ---------------------------------------------------------------- a deep tree
+
+
+def test_corpus_nested_1200_directories_deep(tmp_path: Path) -> None:
+    corpus = tmp_path / "deep"
+    deepest = corpus
+    corpus.mkdir()
+    for _ in range(1200):  # Path.mkdir(parents=True) and os.makedirs recurse themselves
+        deepest = deepest / "d"
+        deepest.mkdir()
+    (corpus / "top.md").write_text("# Top\n\nThe top page talks about shallow water.\n")
+    (deepest / "bottom.md").write_text("# Bottom\n\nThe bottom page talks about the abyssal plain.\n")
+    try:
+        with Corpus.open([corpus], cache_dir=tmp_path / "cache") as c:
+            assert c.stats[next(iter(c.stats))].indexed == 2
+            (hit,) = c.search("abyssal plain", k=1)
+        assert hit.path == "/".join(["d"] * 1200) + "/bottom.md"
+    finally:  # shutil.rmtree (pytest's clean-up) recurses too: take the tree down from the bottom
+        (deepest / "bottom.md").unlink()
+        while deepest != corpus:
+            deepest.rmdir()
+            deepest = deepest.parent
