@@ -241,15 +241,17 @@ def _finish_estimate(lead: Lead, bus: EventBus) -> str:
 
 def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources: SourceRegistry,
                    bus: EventBus) -> str:
-    from .outcome import judge_outcome
+    from .outcome import judge_outcome, judge_single
     from .report import finish_report
 
-    outcome = judge_outcome([r for _, r in lead.state.results])
-    if outcome.status is RunStatus.FAILED:  # nothing to report from: the lead's draft is not a report
+    single = prep.settings.mode is RunMode.SINGLE
+    outcome = None if single else judge_outcome([r for _, r in lead.state.results])
+    if outcome is not None and outcome.status is RunStatus.FAILED:  # nothing to report from
         raise LeadError(outcome.reason or "nothing was researched")
     report, check = finish_report(draft, question=prep.settings.question, results=lead.state.results,
                                   sources=sources, lead_model=prep.lead_model, subagent_model=prep.subagent_model,
                                   prompts=prep.prompts)
+    outcome = outcome or judge_single(check.supported)
     path = run.write_report(report)
     d = check.to_dict()
     bus.run().emit(CitationChecked(d["markers"], d["supported"], d["unsupported"], d["unknown"], d["pass_rate"],

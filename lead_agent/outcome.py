@@ -3,6 +3,8 @@
 - `completed`: the report rests on at least one subagent's claim;
 - `completed_empty`: a report was written, but no subagent returned a claim (nothing was found);
 - `failed`: no subagent ran (no plan was accepted), or every subagent failed with an error.
+A single agent (mode `single`, no subagents) is judged by its report: `completed` when at least one of
+its citations is supported by retrieved text, else `completed_empty`.
 "Possibly related" material is never a claim here.
 """
 
@@ -36,3 +38,9 @@ def judge_outcome(results: Sequence[SubagentResult]) -> Outcome:
         return Outcome(RunStatus.COMPLETED_EMPTY,
                        f"no subagent found anything: {len(results)} subagent(s) returned no claim")
     return Outcome(RunStatus.COMPLETED)
+
+
+def judge_single(supported_citations: int) -> Outcome:
+    if supported_citations:
+        return Outcome(RunStatus.COMPLETED)
+    return Outcome(RunStatus.COMPLETED_EMPTY, "the single agent's report cites no retrieved passage")

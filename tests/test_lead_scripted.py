@@ -359,3 +359,15 @@ async def test_a_failure_right_after_the_run_directory_exists_still_ends_the_man
         await run(tmp_path, ScriptedModel(), ScriptedModel(), observers=[RunDirSeen(on_start)])
     m = json.loads((seen[0] / "manifest.json").read_text())
     assert m["status"] == "failed" and "callback exploded" in m["error"]
+
+
+@pytest.mark.parametrize("report, status", [
+    (f"# R\n\n{DOCS['taskgroup']} [S1]", "completed"),
+    ("# R\n\nNothing in the notes answers this.", "completed_empty"),
+])
+async def test_a_single_agent_run_is_judged_by_its_supported_citations(tmp_path: Path, report: str,
+                                                                       status: str) -> None:
+    model = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), text(report)])
+    result = await api.research("What does a TaskGroup do?", runs_dir=tmp_path, lead_model=model, mode="single",
+                                extra_tools=note_tools(DOCS), use_config_file=False, environ={})
+    assert result.status == status
