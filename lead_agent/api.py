@@ -233,6 +233,7 @@ def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources:
                                   sources=sources, lead_model=prep.lead_model, subagent_model=prep.subagent_model,
                                   prompts=prep.prompts)
     path = run.write_report(report)
+    run.write_report_html(report, prep.settings.question)
     d = check.to_dict()
     bus.run().emit(CitationChecked(d["markers"], d["supported"], d["unsupported"], d["unknown"], d["pass_rate"],
                                    d["issues"], d["cited_sources"]))

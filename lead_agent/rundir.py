@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from subagents.events import EventRecord, PlanAccepted
-from subagents.runs import MANIFEST, REPORT, plan_file
+from subagents.runs import MANIFEST, REPORT, REPORT_HTML, plan_file
 from subagents.transcript import AGENTS_DIR
 
 
@@ -56,6 +56,16 @@ class RunDir:
         path = self.path / REPORT
         tmp = path.with_name(REPORT + ".tmp")
         tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    def write_report_html(self, text: str, title: str) -> Path:
+        """report.html: the same report as one self-contained page with clickable citations."""
+        from .report_html import report_page
+
+        path = self.path / REPORT_HTML
+        tmp = path.with_name(REPORT_HTML + ".tmp")
+        tmp.write_text(report_page(text, title), encoding="utf-8")
         tmp.replace(path)
         return path
 
