@@ -59,7 +59,8 @@ def agent_line(a: AgentNode, now: float, width: int = 100, *, priced: bool = Tru
         line.append(f" {a.step()}", style="yellow" if busy is not None else "")
         if busy is not None:
             line.append(f" {fmt_secs(max(0.0, now - busy))}", style="dim")
-    figures = [f"{a.tool_calls}{'/' + str(a.max_tool_calls) if a.max_tool_calls else ''} tool calls"]
+    n = a.tool_calls
+    figures = [f"{n}/{a.max_tool_calls} tool calls" if a.max_tool_calls else f"{n} tool call{'' if n == 1 else 's'}"]
     if priced:  # an offline run has no tokens or cost to show
         figures += [f"{fmt_tokens(a.usage.input_tokens + a.usage.output_tokens)} tok", fmt_cost(a.cost_usd)]
     figures.append(fmt_secs(a.elapsed(now)))
