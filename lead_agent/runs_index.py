@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from subagents.runs import MANIFEST
+MANIFEST = "manifest.json"  # = subagents.runs.MANIFEST; not imported: that module loads the run machinery
 
 _STAMP = re.compile(r"^(\d{8}-\d{6})-")
 UNREADABLE = "unreadable"
@@ -44,28 +44,37 @@ def stamp_of(name: str) -> datetime | None:
     m = _STAMP.match(name)
     if not m:
         return None
+    d = m.group(1)
     try:
-        return datetime.strptime(m.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc)
+        return datetime(int(d[0:4]), int(d[4:6]), int(d[6:8]), int(d[9:11]), int(d[11:13]), int(d[13:15]),
+                        tzinfo=timezone.utc)
     except ValueError:
         return None
 
 
-def _candidates(runs_dir: Path) -> list[tuple[datetime, str]]:
-    """(start time, name) of every directory, newest first; a name without a time uses the mtime."""
+def _key(when: datetime) -> str:
+    return when.strftime("%Y%m%d-%H%M%S")
+
+
+def _candidates(runs_dir: Path) -> list[tuple[str, str]]:
+    """(start-time key `yyyymmdd-hhmmss`, name) of every directory, newest first; a name without a time
+    uses the directory's mtime. Names are compared as text: no dates are parsed for ordering."""
     out = []
     with os.scandir(runs_dir) as it:
         for entry in it:
-            if not entry.is_dir() or entry.name.startswith("."):
+            name = entry.name
+            if name.startswith(".") or not entry.is_dir():
                 continue
-            when = stamp_of(entry.name)
-            if when is None:
-                when = datetime.fromtimestamp(entry.stat().st_mtime, timezone.utc)
-            out.append((when, entry.name))
+            if _STAMP.match(name):
+                out.append((name[:15], name))
+            else:
+                out.append((_key(datetime.fromtimestamp(entry.stat().st_mtime, timezone.utc)), name))
     out.sort(reverse=True)
     return out
 
 
-def summary_of(path: Path, when: datetime) -> RunSummary:
+def summary_of(path: Path, key: str) -> RunSummary:
+    when = stamp_of(key + "-") or datetime.fromtimestamp(0, timezone.utc)
     try:
         m = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
         if not isinstance(m, dict):
@@ -92,10 +101,11 @@ def iter_runs(runs_dir: Path, *, since: datetime | None = None, status: str | No
     """Matching runs, newest first, reading one manifest at a time."""
     if not runs_dir.is_dir():
         return
-    for when, name in _candidates(runs_dir):
-        if since is not None and when < since:
+    floor = _key(since.astimezone(timezone.utc)) if since is not None else None
+    for key, name in _candidates(runs_dir):
+        if floor is not None and key < floor:
             break  # newest first: everything after this is older
-        s = summary_of(runs_dir / name, when)
+        s = summary_of(runs_dir / name, key)
         if status is not None and s.status != status:
             continue
         if grep is not None and not (grep.search(s.question) or grep.search(s.run_id)):

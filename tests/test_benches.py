@@ -34,6 +34,8 @@ SMALL = {
     "bench_parallel.py": lambda tmp: ["--latency", "0.01", "--tps", "100000"],  # the default 10 subagents
     "bench_extract.py": lambda tmp: ["--root", str(PYTHON_DOCS), "--pages", "3"],
     "bench_startup.py": lambda tmp: ["--repeat", "1"],
+    "bench_viewer.py": lambda tmp: ["--subagents", "4", "--turns", "2", "--calls", "2"],
+    "bench_runs_index.py": lambda tmp: ["--runs", "200", "--repeat", "1"],
 }
 NEEDS_PYTHON_DOCS = {"bench_extract.py"}
 

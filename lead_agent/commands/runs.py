@@ -65,7 +65,10 @@ def main(args: argparse.Namespace) -> int:
     if not runs:
         print("no runs match" if any(filters.values()) else f"no runs in {runs_dir}")
         return 0
-    print("\n".join(render_table(runs, shutil.get_terminal_size((140, 24)).columns)))
+    import sys
+
+    width = shutil.get_terminal_size((140, 24)).columns if sys.stdout.isatty() else 10_000  # piped: whole questions
+    print("\n".join(render_table(runs, width)))
     if more:
         print(f"(the newest {len(runs)} shown; -n 0 for all, or filter with --status/--since/--grep)")
     return 0

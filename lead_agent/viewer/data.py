@@ -58,8 +58,8 @@ def _span(s: Span) -> dict[str, Any]:
 def _block(b: Any) -> dict[str, Any]:
     if isinstance(b, TextBlock):
         return {"text": clip(b.text)}
-    if isinstance(b, ToolUseBlock):
-        return {"tool": b.name, "input": _json_clip(b.input)}
+    if isinstance(b, ToolUseBlock):  # its input is on the tool call's own span
+        return {"tool": b.name}
     return {"result": clip(str(getattr(b, "content", "")))}
 
 
@@ -70,11 +70,11 @@ def _steps(a: AgentTrace, spans: list[Span]) -> list[dict[str, Any]]:
     for rec in a.records:
         e = rec.event
         if rec.seq in by_seq:
-            steps.append({"t": rec.t, "span": by_seq[rec.seq]})
+            steps.append({"t": round(rec.t, 3), "span": by_seq[rec.seq]})
         elif isinstance(e, MessageAdded):
             text = "\n".join(b.text for b in e.content if isinstance(b, TextBlock) and b.text.strip())
             if text:
-                steps.append({"t": rec.t, "msg": e.role, "text": clip(text)})
+                steps.append({"t": round(rec.t, 3), "msg": e.role, "text": clip(text)})
         elif isinstance(e, FindingsSubmitted):
             steps.append({"t": rec.t, "findings": 1})
         elif isinstance(e, (AgentFailed, ContextCondensed, BudgetExhausted, ModelRetried, PlanRejected)):

@@ -63,7 +63,7 @@
     var body = [kv(rows), el("h4", { text: "input" }), el("pre", { text: pretty(sp.in) })];
     if (sp.out !== undefined) {
       body.push(el("h4", { text: "output" }));
-      if (sp.k === "m") sp.out.forEach(function (b) { body.push(el("pre", { text: b.text !== undefined ? b.text : b.tool ? "→ " + b.tool + " " + pretty(b.input) : pretty(b.result) })); });
+      if (sp.k === "m") sp.out.forEach(function (b) { body.push(el("pre", { text: b.text !== undefined ? b.text : b.tool ? "→ " + b.tool + " (see its tool call)" : pretty(b.result) })); });
       else body.push(el("pre", { text: sp.out }));
     }
     show((sp.k === "m" ? "Model call " : "Tool call ") + sp.n, body);
