@@ -237,6 +237,9 @@ class ProgressTree:
         elif isinstance(e, RoundStarted):
             r = self.rounds.setdefault(e.round, RoundNode(e.round, list(e.agent_ids), t))
             r.started, r.agent_ids = t, list(e.agent_ids)
+            for call in node.tools.values():  # the delegate call lasts as long as its round
+                if call.what == DELEGATE:
+                    call.step = f"waiting for round {e.round} ({len(e.agent_ids)} subagents)"
         elif isinstance(e, RoundEnded) and e.round in self.rounds:
             self.rounds[e.round].ended = t
 

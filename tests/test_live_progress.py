@@ -71,7 +71,7 @@ class Tmux:
     def start(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
         script = cwd / "live.sh"
         exports = "".join(f"export {k}={shlex_quote(v)}\n" for k, v in env.items())
-        script.write_text(f"{exports}cd {shlex_quote(str(cwd))}\n{' '.join(shlex_quote(c) for c in command)} "
+        script.write_text(f"unset COLUMNS LINES\n{exports}cd {shlex_quote(str(cwd))}\n{' '.join(shlex_quote(c) for c in command)} "
                           f"> out.txt\necho \"exit=$?\" > rc.txt\nsleep 60\n")
         self.run("new-session", "-d", "-s", "live", "-x", str(self.width), "-y", str(self.height),
                  f"bash {shlex_quote(str(script))}")
@@ -92,13 +92,14 @@ def shlex_quote(s: str) -> str:
 def ansi_to_png(ansi: str, target: Path, browser: Any, width: int) -> None:
     """A terminal capture (with colours) as a PNG: rich renders it to HTML, Chromium takes the picture."""
     from rich.console import Console
+    from rich.terminal_theme import MONOKAI
     from rich.text import Text
 
     console = Console(record=True, width=width, file=open(os.devnull, "w"), force_terminal=True)
     console.print(Text.from_ansi(ansi.rstrip("\n")))
     page = target.with_suffix(".html")
-    page.write_text(console.export_html(inline_styles=True, code_format=(
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{{margin:0;background:#1e1e1e;color:#ddd}}"
+    page.write_text(console.export_html(theme=MONOKAI, inline_styles=True, code_format=(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{{margin:0;background:#272822;color:#d9d9d9}}"
         "pre{{margin:0;padding:12px;font:13px/1.3 'DejaVu Sans Mono',monospace}}</style></head>"
         "<body><pre><code>{code}</code></pre></body></html>")))
     browser.get(page.as_uri())
@@ -143,7 +144,8 @@ def test_the_live_tree_shows_every_agent_its_step_and_the_calls_in_flight(tmp_pa
         assert needle in last, (needle, last)
     out = (tmp_path / "out.txt").read_text()
     assert out.startswith("# TaskGroup, gather and timeout") and "Run saved to" in out  # stdout: the report only
-    keep = next((f for f in frames if "r1-sub3" in f and "searching" in f), frames[len(frames) // 2])
+    busy = [i for i, f in enumerate(plain) if "r1-sub3" in f]  # the picture: the most agents at work at once
+    keep = frames[max(busy, key=lambda i: (len(re.findall("[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]", plain[i])), i))] if busy else final
     (artifacts() / "live-tree.txt").write_text(re.sub(r"\x1b\[[0-9;]*m", "", keep))
     (artifacts() / "live-tree.ansi").write_text(keep)
     if shutil.which("chromium") and shutil.which("chromedriver"):

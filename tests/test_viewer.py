@@ -81,13 +81,15 @@ def test_the_trace_viewer_opens_and_shows_an_agent_and_a_citation(browser: Any, 
     assert " ".join(source.text.split())[:120] in " ".join(detail.split())
     link = by_css(browser, "#detail a").get_attribute("href")
     assert link.startswith((corpus.resolve() / source.meta["path"]).as_uri())
+    browser.execute_script("window.scrollTo(0, 0)")
+    browser.save_screenshot(str(artifacts() / "viewer.png"))  # the question, the report, the cited passage
 
     # click a timeline bar: the call's input, duration and output
     click(browser, ".tl-row[data-agent='r1-sub1'] .bar.t")
     detail = by_css(browser, "#detail").text
     assert detail.startswith("Tool call ") and "duration" in detail and "input" in detail
     assert console_errors(browser) == []
-    browser.save_screenshot(str(artifacts() / "viewer.png"))
+    browser.save_screenshot(str(artifacts() / "viewer-call.png"))
 
 
 def test_text_in_a_run_cannot_break_out_of_the_page(browser: Any, tmp_path: Path, corpus: Path) -> None:

@@ -152,11 +152,21 @@
       var track = el("div", { cls: "tl-track" });
       var st = a.started || 0, en = a.ended === null || a.ended === undefined ? end : a.ended;
       track.appendChild(el("div", { cls: "tl-life", style: "left:" + (100 * st / end) + "%;width:" + (100 * Math.max(en - st, 0) / end) + "%" }));
+      var lanes = [], laneOf = {};  // concurrent tool calls get lanes of their own, so none hides another
+      a.spans.forEach(function (sp, i) {
+        if (sp.k !== "t") return;
+        var l = 0;
+        while (l < lanes.length && lanes[l] > sp.s) l++;
+        lanes[l] = sp.e;
+        laneOf[i] = l;
+      });
+      var lh = lanes.length ? 12 / lanes.length : 12;
       a.spans.forEach(function (sp, i) {
         var cls = "bar " + sp.k + (sp.err ? " err" : "") + (sp.open ? " open" : "");
+        var place = sp.k === "t" ? ";top:" + (5 + laneOf[i] * lh).toFixed(1) + "px;height:" + Math.max(2, lh - 1).toFixed(1) + "px" : "";
         var tip = (sp.k === "m" ? "model " : "tool ") + sp.n + " · " + secs(sp.e - sp.s) + (sp.u ? " · " + usageText(sp.u) : "") + (sp.k === "t" ? " · " + pretty(sp.in).slice(0, 120) : "");
         track.appendChild(el("div", { cls: cls, title: tip, "data-agent": a.id, "data-span": String(i),
-          style: "left:" + (100 * sp.s / end) + "%;width:" + (100 * Math.max(sp.e - sp.s, 0) / end) + "%" }));
+          style: "left:" + (100 * sp.s / end) + "%;width:" + (100 * Math.max(sp.e - sp.s, 0) / end) + "%" + place }));
       });
       frag.appendChild(el("div", { cls: "tl-row", "data-agent": a.id }, el("div", { cls: "tl-name", title: a.id + " (" + a.status + ")", text: a.id }), track));
     });
