@@ -85,7 +85,7 @@ def source_link(src: Source) -> SourceLink:
         host = urlsplit(url).netloc or url
         return SourceLink(_label(src.title or host, heading), url if url.startswith(("http://", "https://")) else None,
                           host)
-    rel = str(meta.get("path") or src.locator.partition("/")[2].rpartition("#")[0] or src.locator)
+    rel = str(meta.get("path") or src.locator or src.key)  # the corpus tools always record the path
     root = meta.get("root")
     href = None
     if root and meta.get("path"):

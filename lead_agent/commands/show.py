@@ -72,6 +72,8 @@ def _show(args: argparse.Namespace, path: Path) -> int:
     from ..show import render_agent, render_run, run_json
 
     run = read_run(path)
+    if not run.manifest and run.trace.started is None and not run.trace.agents:
+        raise ValueError("an empty manifest and no events: not a run (or nothing of it was written)")
     if args.agent:
         print(render_agent(run, args.agent))
     elif args.json:
