@@ -63,6 +63,8 @@ def agent_line(a: AgentNode, now: float, width: int = 100, *, priced: bool = Tru
     figures = [f"{n}/{a.max_tool_calls} tool calls" if a.max_tool_calls else f"{n} tool call{'' if n == 1 else 's'}"]
     if priced:  # an offline run has no tokens or cost to show
         figures += [f"{fmt_tokens(a.usage.input_tokens + a.usage.output_tokens)} tok", fmt_cost(a.cost_usd)]
+    if a.condensed:
+        figures.append(f"context condensed {a.condensed}×")
     figures.append(fmt_secs(a.elapsed(now)))
     line.append("  " + " · ".join(figures), style="dim")
     if a.objective:

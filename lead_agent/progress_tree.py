@@ -89,6 +89,8 @@ class AgentNode:
     claims: int | None = None
     error: str | None = None
     note: str = ""  # the last thing worth saying that is not in flight (condensed, budget, retry)
+    condensed: int = 0  # times its context was condensed to fit the window
+    wrapping_up: str = ""  # the budget that ran out, while the agent is asked for its findings
     model_call: InFlight | None = None
     tools: dict[str, InFlight] = field(default_factory=dict)
     turns: int = 0
@@ -217,9 +219,11 @@ class ProgressTree:
     def _agent_other(self, node: AgentNode, rec: EventRecord) -> None:
         e, t = rec.event, rec.t
         if isinstance(e, ContextCondensed):
+            node.condensed += 1
             node.note = f"condensed its context ({len(e.notes)} change(s))"
         elif isinstance(e, BudgetExhausted):
-            node.note = f"{e.budget.replace('_', ' ')} used up: wrapping up"
+            node.wrapping_up = e.budget.replace("_", " ")
+            node.note = f"{node.wrapping_up} used up: wrapping up"
         elif isinstance(e, FindingsSubmitted):
             node.claims = len(e.findings.claims)
         elif isinstance(e, AgentFailed):
@@ -244,6 +248,9 @@ class ProgressTree:
             self.rounds[e.round].ended = t
 
     def thinking(self, node: AgentNode) -> str:
+        """What a model call in flight is for, in words."""
+        if node.wrapping_up:
+            return f"wrapping up ({node.wrapping_up} used up)"
         if node.role is AgentRole.LEAD:
             if not self.rounds:
                 return "planning"
