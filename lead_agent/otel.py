@@ -47,6 +47,31 @@ def provider_of(model: str) -> str:
     return "openai"
 
 
+class Tally:
+    """Wraps a span exporter and counts what it sent and what it could not (the SDK only logs failures)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.sent = 0
+        self.failed = 0
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        result = self.inner.export(spans)
+        if result is SpanExportResult.SUCCESS:
+            self.sent += len(spans)
+        else:
+            self.failed += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self.inner.force_flush(timeout_millis))
+
+
 class OtelExporter:
     """An observer of the run's events that emits OpenTelemetry spans through `exporter`."""
 
@@ -55,10 +80,12 @@ class OtelExporter:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+        self.tally: Tally | None = None
         if tracer_provider is None:
             tracer_provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
             if exporter is not None:
-                tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+                self.tally = Tally(exporter)
+                tracer_provider.add_span_processor(BatchSpanProcessor(self.tally))
         self.provider = tracer_provider
         self.tracer = tracer_provider.get_tracer("research-agents")
         self._t0: float | None = None  # epoch seconds of the run's t = 0
@@ -219,6 +246,13 @@ class OtelExporter:
                 self.root = None
         self.provider.force_flush()
         self.provider.shutdown()
+
+    def export_summary(self) -> str:
+        """What reached the exporter: `sent N span(s)` (and how many could not be sent)."""
+        if self.tally is None:
+            return f"{self.exported} span(s) recorded"
+        return f"sent {self.tally.sent} span(s)" + (f"; {self.tally.failed} could not be sent" if self.tally.failed
+                                                    else "")
 
 
 __all__ = ["OtelExporter", "otlp_exporter", "provider_of"]

@@ -134,3 +134,21 @@ def test_show_otel_exports_a_finished_run_through_otlp(tmp_path: Path) -> None:
         names += [s.name for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans]
     assert "invoke_workflow research" in names and "invoke_agent r1-sub1" in names
     assert names.count("execute_tool search_notes") == 2
+    assert proc.stderr.strip().endswith(f"): sent {len(names)} span(s)"), proc.stderr
+
+
+def test_spans_that_cannot_be_sent_are_reported_not_claimed(tmp_path: Path) -> None:
+    import socket
+
+    import trio
+
+    result = trio.run(scripted_run, tmp_path, [])
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = run_cli("show", str(result.run_dir), "--otel", cwd=tmp_path, env={
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{port}/v1/traces", "OTEL_EXPORTER_OTLP_TIMEOUT": "1"})
+    assert proc.returncode == 1
+    import re
+
+    assert re.search(r"\): sent 0 span\(s\); [1-9]\d* could not be sent$", proc.stderr.strip()), proc.stderr

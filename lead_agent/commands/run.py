@@ -133,6 +133,9 @@ def _close(observers: list[Any]) -> None:
         close = getattr(obs, "close", None)
         if close is not None:
             close()
+        summary = getattr(obs, "export_summary", None)
+        if summary is not None:  # the OpenTelemetry exporter says what reached the collector
+            print(f"OpenTelemetry: {summary()}", file=sys.stderr)
 
 
 def main(args: argparse.Namespace) -> int:

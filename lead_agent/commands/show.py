@@ -100,7 +100,8 @@ def _show(args: argparse.Namespace, path: Path) -> int:
         for rec in sorted(iter_records(path), key=lambda r: (r.t, r.agent_id, r.seq)):
             obs.on_event(rec)
         obs.close()
-        print(f"exported {obs.exported} span(s) of {run.run_id}", file=sys.stderr)
+        print(f"OpenTelemetry (run {run.run_id}): {obs.export_summary()}", file=sys.stderr)
+        return EXIT_FAILED if obs.tally is not None and obs.tally.failed else 0
     else:
         print(render_run(run))
     return 0
