@@ -29,7 +29,7 @@ from subagents.transcript import TranscriptWriter
 from .manifest import ManifestKeeper
 from .orchestrator import Lead, LeadError, LeadSettings, lead_for
 from .rundir import RunDir, new_run_id
-from .settings import Settings, UsageError, resolve_settings
+from .settings import RunMode, Settings, UsageError, resolve_settings
 
 
 @dataclass
@@ -119,8 +119,9 @@ def prepare(settings: Settings, bus: EventBus) -> Prepared:
     tools = corpus_tools + web_tools + list(settings.extra_tools)
     if not tools:
         raise UsageError("no sources to research: give --corpus PATH and/or --web")
+    given = (settings.lead_model, settings.subagent_model)  # a caller's model objects are the caller's to close
     closing = [m for m in {id(lead_model): lead_model, id(sub_model): sub_model}.values()
-               if callable(getattr(m, "aclose", None))]
+               if callable(getattr(m, "aclose", None)) and not any(m is g for g in given)]
     return Prepared(settings, prompts, lead_model, sub_model, Toolbox(tools), corpus, closing)
 
 
@@ -187,10 +188,16 @@ async def execute(prep: Prepared, bus: EventBus) -> ResearchResult:
     try:
         bus.clock.restart()  # `t` counts from the run's start, not from corpus indexing
         bus.run().emit(_run_started(prep, run))
-        lead = lead_for(LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
-                                     concurrency=s.concurrency, estimate=s.estimate),
-                        bus, prep.lead_model, prep.subagent_model, prep.toolbox, sources, prep.prompts,
-                        _context_hook(prep.subagent_model, s.context_window))
+        lead_settings = LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
+                                     concurrency=s.concurrency, estimate=s.estimate)
+        if s.mode is RunMode.SINGLE:
+            from .single import single_for
+
+            lead: Any = single_for(lead_settings, bus, prep.lead_model, prep.toolbox, sources, prep.prompts,
+                                   _context_hook(prep.lead_model, s.context_window))
+        else:
+            lead = lead_for(lead_settings, bus, prep.lead_model, prep.subagent_model, prep.toolbox, sources,
+                            prep.prompts, _context_hook(prep.subagent_model, s.context_window))
         draft = await lead.run_lead()
         text = _finish_estimate(lead, bus) if s.estimate else _finish_report(lead, draft, prep, run, sources, bus)
         return ResearchResult(text, run.path, keeper.last)

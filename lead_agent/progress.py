@@ -107,8 +107,9 @@ class PlainProgress:
         return None
 
     def _is_lead(self, agent_id: str) -> bool:
+        """The lead (or a single agent): its model calls are worth a line each."""
         node = self.tree.agents.get(agent_id)
-        return node is not None and node.role is AgentRole.LEAD
+        return node is not None and node.role is not None and node.role is not AgentRole.SUBAGENT
 
 
 class JsonProgress:

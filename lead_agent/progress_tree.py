@@ -261,7 +261,9 @@ class ProgressTree:
     # ---- reading
     @property
     def lead(self) -> AgentNode | None:
-        return next((a for a in self.agents.values() if a.role is AgentRole.LEAD), None)
+        """The agent at the top: the lead, or the one agent of a single-agent run."""
+        tops = [a for a in self.agents.values() if a.role is not None and a.role is not AgentRole.SUBAGENT]
+        return next((a for a in tops if a.role is AgentRole.LEAD), tops[0] if tops else None)
 
     def subagents_of(self, round_no: int) -> list[AgentNode]:
         r = self.rounds.get(round_no)

@@ -30,6 +30,7 @@ import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -51,6 +52,11 @@ FILE_KEYS: dict[str, Any] = {
 _MINIMUM = {"requests_per_minute": 0, "tokens_per_minute": 0, "timeout": 0, "max_retries": 0,
             "context_window": 1000}
 DEFAULT_CONTEXT_WINDOW = 200_000
+
+
+class RunMode(StrEnum):
+    MULTI = "multi"  # a lead delegates to parallel subagents
+    SINGLE = "single"  # one agent with every tool and the summed budget, no delegation (a baseline)
 
 
 class ConfigError(ValueError):
@@ -88,12 +94,15 @@ class Settings:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     extra_tools: tuple[Tool, ...] = ()
     config_file: Path | None = None
+    mode: RunMode = RunMode.MULTI
+    labels: Mapping[str, Any] = field(default_factory=dict)  # recorded as is (a comparison: variant, question, repeat)
 
     def summary(self) -> dict[str, Any]:
         """The options recorded in the manifest (no secrets)."""
         return {"corpus": [str(p.resolve()) for p in self.corpus], "web": self.web, "estimate": self.estimate,
                 "max_subagents": self.max_subagents, "max_rounds": self.max_rounds,
-                "concurrency": self.concurrency, "prompts": self.prompts}
+                "concurrency": self.concurrency, "prompts": self.prompts, "mode": self.mode.value,
+                **({"labels": dict(self.labels)} if self.labels else {})}
 
 
 # ---------------------------------------------------------------- the config file
@@ -221,6 +230,12 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
         except ValueError:
             known = ", ".join(m.value for m in CacheMode)
             raise UsageError(f"unknown cache mode {out['web_cache']!r} (known: {known})") from None
+    if "mode" in out:
+        try:
+            out["mode"] = RunMode(out["mode"])
+        except ValueError:
+            known = ", ".join(m.value for m in RunMode)
+            raise UsageError(f"unknown mode {out['mode']!r} (known: {known})") from None
     if "extra_tools" in out:
         out["extra_tools"] = tuple(out["extra_tools"])
     if "question" in out and isinstance(out["question"], str):
@@ -234,6 +249,8 @@ def validate(s: Settings) -> None:
     for name in ("max_subagents", "max_rounds", "concurrency"):
         if getattr(s, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(s, name)})")
+    if s.mode is RunMode.SINGLE and s.estimate:
+        raise UsageError("--estimate needs the multi-agent mode: a single agent makes no plan to estimate")
     if s.context_window < 1000:
         raise UsageError(f"the context window must be at least 1000 tokens (got {s.context_window})")
     for p in s.corpus:

@@ -59,6 +59,20 @@ class RoundReport:
     source_titles: Mapping[str, str] = field(default_factory=dict)  # cited source id -> title
 
 
+class JudgeKind(StrEnum):
+    RUBRIC = "rubric"  # score one report on the rubric's criteria
+    PAIRWISE = "pairwise"  # prefer one of two reports (labelled A and B)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What a judge is asked to judge: the question and the report(s), in the order shown."""
+
+    kind: JudgeKind
+    reports: tuple[str, ...]  # one (rubric) or two, shown as A then B (pairwise)
+    answers: tuple[str, ...] = ()  # gold answers of the question, when the question set has them
+
+
 @dataclass(frozen=True)
 class RequestContext:
     role: AgentRole
@@ -70,3 +84,4 @@ class RequestContext:
     rounds: tuple[RoundReport, ...] = ()  # the lead: findings of every finished round
     plans_rejected: int = 0  # the lead: delegate calls refused so far
     wrap_up: bool = False  # a budget ran out: submit what you have
+    judging: Judging | None = None  # a judge: the report(s) to judge

@@ -16,6 +16,9 @@ from importlib import resources
 from pathlib import Path
 
 DEFAULT_VARIANT = "default"
+JUDGE_PROMPTS = "judge"  # the comparison judge's prompts: a folder in prompts/, not a research variant
+RESERVED = frozenset({JUDGE_PROMPTS})
+VARIANT_EXTRA_FILES = frozenset({"README.md"})  # a variant folder may document itself
 
 
 class PromptError(ValueError):
@@ -47,12 +50,45 @@ def prompts_root() -> Path:
 
 def variants() -> list[str]:
     root = prompts_root()
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+    return sorted(p.name for p in root.iterdir()
+                  if p.is_dir() and not p.name.startswith(("_", ".")) and p.name not in RESERVED)
 
 
 def prompt_names(root: Path | None = None) -> list[str]:
     """The prompts a variant may override: the files of `default`."""
     return sorted(p.stem for p in ((root or prompts_root()) / DEFAULT_VARIANT).glob("*.txt"))
+
+
+def placeholders(text: str) -> set[str]:
+    """The ${name} variables a template uses."""
+    return set(string.Template(text).get_identifiers())
+
+
+def variant_problems(folder: Path, root: Path | None = None) -> list[str]:
+    """What is wrong with a variant folder: a file that is no known prompt, or a placeholder the code
+    never fills (the code fills exactly the variables the `default` prompt of the same name uses)."""
+    base = (root or prompts_root()) / DEFAULT_VARIANT
+    known = set(prompt_names(root))
+    problems = []
+    for f in sorted(folder.iterdir()):
+        if f.name.startswith(".") or f.name in VARIANT_EXTRA_FILES:
+            continue
+        if f.suffix != ".txt" or f.stem not in known or not f.is_file():
+            problems.append(f"{f.name} is not a known prompt (known: {', '.join(sorted(known))})")
+            continue
+        try:
+            text = f.read_text(encoding="utf-8")
+            ours = placeholders(text)
+            if not string.Template(text).is_valid():
+                raise ValueError("a $ that is not ${name} (write $$ for a dollar sign)")
+        except (UnicodeDecodeError, ValueError) as e:
+            problems.append(f"{f.name}: {e}")
+            continue
+        unfilled = sorted(ours - placeholders((base / f.name).read_text(encoding="utf-8")))
+        if unfilled:
+            problems.append(f"{f.name} uses placeholder(s) the code never fills: "
+                            + ", ".join("${" + u + "}" for u in unfilled))
+    return problems
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -61,8 +97,11 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 class PromptSet:
     """The prompts of one variant, with fallback to `default`; remembers what was used."""
 
-    def __init__(self, variant: str = DEFAULT_VARIANT, root: Path | None = None) -> None:
+    def __init__(self, variant: str = DEFAULT_VARIANT, root: Path | None = None, *,
+                 allow_reserved: bool = False) -> None:
         self.root = root or prompts_root()
+        if variant in RESERVED and not allow_reserved:
+            raise PromptError(f"prompts/{variant}/ holds the {variant}'s prompts, not a research variant")
         self.variant, self.folder = self._locate(variant)
         self.used: dict[str, Prompt] = {}
 

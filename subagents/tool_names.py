@@ -6,5 +6,7 @@ WEB_SEARCH = "web_search"
 FETCH_PAGE = "fetch_page"
 SUBMIT_FINDINGS = "submit_findings"
 DELEGATE = "delegate"
+SUBMIT_RUBRIC = "submit_rubric"  # the judge's verdict on one report
+SUBMIT_PREFERENCE = "submit_preference"  # the judge's preference between two reports
 
 SEARCH_TOOLS = (SEARCH_CORPUS, WEB_SEARCH)

@@ -67,6 +67,17 @@ def lead_report_from_findings(request: ModelRequest) -> ModelResponse:
     return text("\n".join(lines))
 
 
+def write_small_corpus(root: Path) -> Path:
+    """A few documents (an asyncio page, threads, lists/tuples, notes) the end-to-end tests research."""
+    from .test_cli import ASYNCIO_PAGE, OTHER
+
+    (root / "library").mkdir(parents=True)
+    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
+    for name, body in OTHER.items():
+        (root / name).write_text(body)
+    return root
+
+
 def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120):
     import os
     import subprocess

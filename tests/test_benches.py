@@ -13,19 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
-from .test_cli import ASYNCIO_PAGE, OTHER
+from .conftest import ROOT, write_small_corpus
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
 
 
 def small_corpus(tmp: Path) -> Path:
-    root = tmp / "docs"
-    (root / "library").mkdir(parents=True)
-    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
-    for name, body in OTHER.items():
-        (root / name).write_text(body)
-    return root
+    return write_small_corpus(tmp / "docs")
 
 
 SMALL = {
@@ -34,6 +28,7 @@ SMALL = {
     "bench_parallel.py": lambda tmp: ["--latency", "0.01", "--tps", "100000"],  # the default 10 subagents
     "bench_extract.py": lambda tmp: ["--root", str(PYTHON_DOCS), "--pages", "3"],
     "bench_startup.py": lambda tmp: ["--repeat", "1"],
+    "bench_compare.py": lambda tmp: ["--questions", "2", "--parallel", "2", "--latency", "0.01", "--tps", "100000"],
     "bench_viewer.py": lambda tmp: ["--subagents", "4", "--turns", "2", "--calls", "2"],
     "bench_runs_index.py": lambda tmp: ["--runs", "200", "--repeat", "1"],
 }

@@ -9,7 +9,7 @@ import pytest
 
 from subagents.transcript import read_events
 
-from .conftest import run_cli
+from .conftest import run_cli, write_small_corpus
 
 ASYNCIO_PAGE = """<html><head><title>Coroutines and Tasks</title></head><body>
 <div class="related"><a href="index.html">index</a> | <a href="modules.html">modules</a></div>
@@ -37,12 +37,7 @@ OTHER = {
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    (root / "library").mkdir(parents=True)
-    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
-    for name, body in OTHER.items():
-        (root / name).write_text(body)
-    return root
+    return write_small_corpus(tmp_path / "docs")
 
 
 def test_research_run_offline_end_to_end(tmp_path: Path, corpus: Path, cache_env: Path) -> None:

@@ -21,8 +21,7 @@ from subagents.runs import read_run
 from subagents.sources import SourceRegistry
 from subagents.tools import ToolContext
 
-from .conftest import ROOT, lead_report_from_findings, note_tools, submit_first_hit
-from .test_cli import ASYNCIO_PAGE, OTHER
+from .conftest import ROOT, lead_report_from_findings, note_tools, submit_first_hit, write_small_corpus
 
 DOCS = {"taskgroup": "When a task in a TaskGroup raises, the remaining tasks in the group are cancelled.",
         "gather": "asyncio.gather returns results in the order of the awaitables passed to it."}
@@ -30,12 +29,7 @@ DOCS = {"taskgroup": "When a task in a TaskGroup raises, the remaining tasks in 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    (root / "library").mkdir(parents=True)
-    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
-    for name, body in OTHER.items():
-        (root / name).write_text(body)
-    return root
+    return write_small_corpus(tmp_path / "docs")
 
 
 def rewritten_variant(tmp_path: Path) -> Path:

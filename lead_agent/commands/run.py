@@ -68,6 +68,9 @@ def add_parser(sub: Any) -> None:
                      help="delegation rounds in all, the first included (default 2: one gap round)")
     lim.add_argument("--concurrency", type=int, default=4, metavar="N", help="subagents running at once (default 4)")
     lim.add_argument("--estimate", action="store_true", help="write the plan and a cost estimate; run no subagents")
+    lim.add_argument("--mode", choices=["multi", "single"], default=None,
+                     help="multi: a lead delegates to subagents (default); single: one agent with every tool, "
+                          "no delegation (a baseline)")
     out = run.add_argument_group("output")
     out.add_argument("--runs-dir", default="runs", metavar="DIR", help="where runs are saved (default: ./runs)")
     out.add_argument("-q", "--quiet", action="store_true", help="no progress: print only the report and the run path")
@@ -86,7 +89,7 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         subagent_model=args.subagent_model, prompts=args.prompts, cache_dir=args.cache_dir,
         provider=args.provider, base_url=args.base_url, requests_per_minute=args.requests_per_minute,
         tokens_per_minute=args.tokens_per_minute, web=args.web, web_cache=args.cache,
-        allow_private_network=args.allow_private_network, estimate=args.estimate,
+        allow_private_network=args.allow_private_network, estimate=args.estimate, mode=args.mode,
     )
 
 

@@ -214,6 +214,10 @@ class ExtractiveModel:
             return self._lead(request, ctx, ctx.limits)
         if ctx is not None and ctx.role is AgentRole.SUBAGENT and ctx.delegation is not None:
             return self._subagent(request, ctx)
+        if ctx is not None and ctx.role is AgentRole.SINGLE:
+            from .extractive_single import complete_single
+
+            return await complete_single(self, request)
         return _respond([TextBlock("(extractive model: no task recognised in this request)")], StopReason.END_TURN)
 
     # ---- lead

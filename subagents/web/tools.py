@@ -10,7 +10,8 @@ is registered in the run's SourceRegistry, with exactly the text that was shown.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
 
 import trio
 from pydantic import BaseModel, Field
@@ -26,6 +27,8 @@ from .guard import GuardError, check_url
 from .search import SearchResult, run_search
 
 __all__ = ["WebConfig", "WebTools", "make_web_tools", "WebSearchArgs", "FetchPageArgs"]
+
+_IN_FLIGHT: dict[tuple[str, str], trio.Lock] = {}  # (cache dir, request) -> the lock of its live call
 
 
 class WebSearchArgs(BaseModel):
@@ -68,8 +71,33 @@ class WebTools:
 
     # --- search --------------------------------------------------------------------------------
     async def search(self, query: str, k: int) -> list[SearchResult]:
-        cfg, cache = self.config, self.cache
         query = " ".join(query.split())
+        async with self._single_flight(search_request(query, k)):
+            return await self._search(query, k)
+
+    async def get_raw(self, url: str) -> RawResponse:
+        async with self._single_flight(fetch_request(url)):
+            return await self._get_raw(url)
+
+    @asynccontextmanager
+    async def _single_flight(self, request: str) -> AsyncIterator[None]:
+        """With a read-through cache, concurrent misses of one request (from any run sharing the cache
+        directory in this process) go live once: the others wait and read what it stored, so every
+        agent sees the same result."""
+        if self.cache is None or self.config.cache_mode is not CacheMode.READ_THROUGH:
+            yield
+            return
+        key = (str(self.cache.root.resolve()), request)
+        lock = _IN_FLIGHT.setdefault(key, trio.Lock())
+        try:
+            async with lock:
+                yield
+        finally:
+            if _IN_FLIGHT.get(key) is lock and not lock.locked() and not lock.statistics().tasks_waiting:
+                del _IN_FLIGHT[key]
+
+    async def _search(self, query: str, k: int) -> list[SearchResult]:
+        cfg, cache = self.config, self.cache
         if not query:
             raise ToolError("empty query")
         if cache is not None and cfg.cache_mode in (CacheMode.REPLAY, CacheMode.READ_THROUGH):
@@ -113,7 +141,7 @@ class WebTools:
                 f"refused: the recorded response for {raw.requested_url} came from a non-public address"
             )
 
-    async def get_raw(self, url: str) -> RawResponse:
+    async def _get_raw(self, url: str) -> RawResponse:
         cfg, cache = self.config, self.cache
         # the scheme/form/IP-literal check always comes first, cache or not
         await check_url(url, allow_private_network=cfg.allow_private_network, resolve=False)

@@ -113,6 +113,87 @@ def answer_parts(answer: str) -> list[str]:
     return [p for p in (s.strip() for s in answer.split(PART_SEPARATOR)) if p]
 
 
+def check_fields(q: dict, qid: str, seen_ids: set[str]) -> list[str]:
+    """Shape checks of one question: fields, id, split, list types, tags."""
+    failures = []
+    extra = sorted(set(q) - set(FIELDS))
+    if extra:
+        failures.append(f"{qid}: unknown fields {extra}")
+    if qid in seen_ids:
+        failures.append(f"{qid}: duplicate id")
+    seen_ids.add(qid)
+    if not isinstance(q["question"], str) or not q["question"].strip():
+        failures.append(f"{qid}: empty question")
+    if q["split"] not in SPLITS:
+        failures.append(f"{qid}: split must be one of {SPLITS}, not {q['split']!r}")
+    for field in ("answers", "gold_sources", "tags"):
+        if not isinstance(q[field], list) or not all(isinstance(x, str) for x in q[field]):
+            failures.append(f"{qid}: {field} must be a list of strings")
+            q[field] = []
+    for group, name in ((TYPES, "question type"), (ANSWERABILITY, "answerability"), (CORPORA, "corpus")):
+        found = [t for t in q["tags"] if t in group]
+        if len(found) != 1:
+            failures.append(f"{qid}: needs exactly one {name} tag of {group}, has {found}")
+    unknown = [t for t in q["tags"] if t not in TYPES + ANSWERABILITY + CORPORA]
+    if unknown:
+        failures.append(f"{qid}: unknown tags {unknown}")
+    return failures
+
+
+def gold_pages(q: dict, qid: str, root: Path, text_of) -> tuple[dict[str, str], list[str]]:
+    """The text of each gold page, and what is wrong with the gold sources."""
+    failures, pages = [], {}
+    for source in q["gold_sources"]:
+        rel = Path(source)
+        if rel.is_absolute() or ".." in rel.parts:
+            failures.append(f"{qid}: gold source {source!r} is not a path inside the corpus")
+            continue
+        path = root / rel
+        if not path.is_file():
+            failures.append(f"{qid}: gold source {source!r} does not exist under {root}")
+            continue
+        pages[source] = text_of(path)
+    return pages, failures
+
+
+def check_answers(q: dict, qid: str, pages: dict[str, str]) -> list[str]:
+    """Every answer (or every part of it) is stated on a gold page, and every gold page states one."""
+    failures: list[str] = []
+    used: set[str] = set()
+    for answer in q["answers"]:
+        whole = normalize(answer)
+        hits = [s for s, t in pages.items() if whole and whole in t]
+        if hits:
+            used.update(hits)
+            continue
+        parts = answer_parts(answer)
+        if len(parts) < 2:
+            failures.append(f"{qid}: answer {answer!r} not found in {list(pages)}")
+            continue
+        for part in parts:
+            hits = [s for s, t in pages.items() if normalize(part) in t]
+            if not hits:
+                failures.append(f"{qid}: part {part!r} of answer {answer!r} not found in {list(pages)}")
+            used.update(hits)
+    failures += [f"{qid}: gold source {s!r} states none of the answers" for s in pages if s not in used]
+    return failures
+
+
+def parse_line(line: str, lineno: int) -> tuple[dict | None, str | None]:
+    if not line.strip():
+        return None, f"line {lineno}: empty line"
+    try:
+        q = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"line {lineno}: not JSON ({exc})"
+    if not isinstance(q, dict):
+        return None, f"line {lineno}: not a JSON object"
+    missing = [f for f in FIELDS if f not in q]
+    if missing:
+        return None, f"{q.get('id', f'line {lineno}')}: missing fields {missing}"
+    return q, None
+
+
 def verify(corpus_root: Path, questions_path: Path) -> tuple[list[str], list[dict]]:
     failures: list[str] = []
     rows: list[dict] = []
@@ -126,48 +207,14 @@ def verify(corpus_root: Path, questions_path: Path) -> tuple[list[str], list[dic
         return cache[path]
 
     for lineno, line in enumerate(questions_path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            failures.append(f"line {lineno}: empty line")
-            continue
-        try:
-            q = json.loads(line)
-        except json.JSONDecodeError as exc:
-            failures.append(f"line {lineno}: not JSON ({exc})")
-            continue
-        if not isinstance(q, dict):
-            failures.append(f"line {lineno}: not a JSON object")
+        q, problem = parse_line(line, lineno)
+        if q is None:
+            failures.append(problem or f"line {lineno}: unreadable")
             continue
         qid = q.get("id", f"line {lineno}")
-        missing = [f for f in FIELDS if f not in q]
-        if missing:
-            failures.append(f"{qid}: missing fields {missing}")
-            continue
-        extra = sorted(set(q) - set(FIELDS))
-        if extra:
-            failures.append(f"{qid}: unknown fields {extra}")
-        if qid in seen_ids:
-            failures.append(f"{qid}: duplicate id")
-        seen_ids.add(qid)
-        if not isinstance(q["question"], str) or not q["question"].strip():
-            failures.append(f"{qid}: empty question")
-        if q["split"] not in SPLITS:
-            failures.append(f"{qid}: split must be one of {SPLITS}, not {q['split']!r}")
-        for field in ("answers", "gold_sources", "tags"):
-            if not isinstance(q[field], list) or not all(isinstance(x, str) for x in q[field]):
-                failures.append(f"{qid}: {field} must be a list of strings")
-                q[field] = []
-        tags = q["tags"]
-        for group, name in ((TYPES, "question type"), (ANSWERABILITY, "answerability"),
-                            (CORPORA, "corpus")):
-            found = [t for t in tags if t in group]
-            if len(found) != 1:
-                failures.append(f"{qid}: needs exactly one {name} tag of {group}, has {found}")
-        unknown = [t for t in tags if t not in TYPES + ANSWERABILITY + CORPORA]
-        if unknown:
-            failures.append(f"{qid}: unknown tags {unknown}")
+        failures += check_fields(q, qid, seen_ids)
         rows.append(q)
-
-        if "unanswerable" in tags:
+        if "unanswerable" in q["tags"]:
             if q["answers"] or q["gold_sources"]:
                 failures.append(f"{qid}: unanswerable but has answers or gold_sources")
             continue
@@ -175,39 +222,10 @@ def verify(corpus_root: Path, questions_path: Path) -> tuple[list[str], list[dic
             failures.append(f"{qid}: answerable but no answers")
         if not q["gold_sources"]:
             failures.append(f"{qid}: answerable but no gold_sources")
-        pages: dict[str, str] = {}
-        for source in q["gold_sources"]:
-            rel = Path(source)
-            if rel.is_absolute() or ".." in rel.parts:
-                failures.append(f"{qid}: gold source {source!r} is not a path inside the corpus")
-                continue
-            path = root / rel
-            if not path.is_file():
-                failures.append(f"{qid}: gold source {source!r} does not exist under {root}")
-                continue
-            pages[source] = text_of(path)
-        if len(pages) != len(q["gold_sources"]):
-            continue
-        used: set[str] = set()
-        for answer in q["answers"]:
-            whole = normalize(answer)
-            hits = [s for s, t in pages.items() if whole and whole in t]
-            if hits:
-                used.update(hits)
-                continue
-            parts = answer_parts(answer)
-            if len(parts) < 2:
-                failures.append(f"{qid}: answer {answer!r} not found in {list(pages)}")
-                continue
-            for part in parts:
-                hits = [s for s, t in pages.items() if normalize(part) in t]
-                if not hits:
-                    failures.append(f"{qid}: part {part!r} of answer {answer!r} "
-                                    f"not found in {list(pages)}")
-                used.update(hits)
-        for source in pages:
-            if source not in used:
-                failures.append(f"{qid}: gold source {source!r} states none of the answers")
+        pages, problems = gold_pages(q, qid, root, text_of)
+        failures += problems
+        if len(pages) == len(q["gold_sources"]):
+            failures += check_answers(q, qid, pages)
     return failures, rows
 
 

@@ -1,0 +1,102 @@
+"""`run_comparison`: an experiment from start (or resume) to its results, summary and report.
+
+    exp = build_experiment({"questions": "python-docs", "limit": 10}, ["default", "single"])
+    result = await run_comparison(exp, ExperimentDir(Path("runs") / exp.id))
+    print(result.summary)
+
+Everything a user can get wrong is checked (`prepare_experiment`) before the comparison directory
+is created. Model objects can stand in for model names (`models={"name": model}`: tests, custom
+adapters).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from subagents.events import EventBus
+from subagents.model import Model
+from subagents.transcript import TranscriptWriter
+
+from .analysis import JudgeSummary, comparisons, judge_rows, result_rows
+from .experiment import REPORT_HTML, RESULTS, SUMMARY, Experiment, ExperimentDir
+from .html_report import render_html
+from .judge import JUDGMENTS, Judge
+from .runner import Prepared, Progress, close_models, finished_cells, prepare_experiment, run_cells
+from .stats import Comparison
+from .summary import render_summary
+
+
+@dataclass
+class ComparisonResult:
+    path: Path
+    summary: str
+    rows: list[dict[str, Any]]
+    comparisons: list[Comparison]
+    judge: JudgeSummary | None
+    note: str | None
+
+    def comparison(self, metric: str, b: str | None = None) -> Comparison:
+        return next(c for c in self.comparisons if c.metric == metric and (b is None or c.b == b))
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _skipped(where: ExperimentDir, finished: set[str]) -> int:
+    return len({r["cell"] for r in where.cell_log() if r.get("event") == "skipped"} - finished)
+
+
+async def run_comparison(exp: Experiment, where: ExperimentDir, *, resume: bool = False,
+                         progress: Callable[[str], None] | None = _stderr, environ: Mapping[str, str] | None = None,
+                         use_config_file: bool = True, web_config: Any = None,
+                         models: Mapping[str, Model] | None = None) -> ComparisonResult:
+    write = progress or (lambda _: None)
+    p = prepare_experiment(exp, where, environ=environ, use_config_file=use_config_file, web_config=web_config,
+                           models=models)
+    try:
+        if not resume:
+            where.create(exp)
+        if p.note:
+            write(f"note: {p.note}")
+        done = finished_cells(where)
+        pending = [c for c in exp.cells() if c.key not in done]
+        total = len(exp.variants) * len(exp.questions) * exp.repeats
+        prog = Progress(total=total, parallel=exp.parallel, write=write, done=len(done))
+        write(f"{exp.id}: {total} cells ({len(exp.variants)} variants × {len(exp.questions)} questions × "
+              f"{exp.repeats} repeat(s)), {exp.parallel} at once" + (f"; {len(done)} already done" if done else ""))
+        await run_cells(p, prog, pending)
+        return await finish(p, write)
+    finally:
+        await close_models(p)
+
+
+async def finish(p: Prepared, write: Callable[[str], None]) -> ComparisonResult:
+    exp, where = p.exp, p.dir
+    rows = result_rows(exp, where)
+    judge = None
+    if p.judge is not None:
+        write(f"judging with {p.judge.name}: rubric per report, pairwise per question (both orders)")
+        where.judge.mkdir(exist_ok=True)
+        bus = EventBus(f"judge-{exp.id}")
+        writer = TranscriptWriter(where.judge)
+        bus.subscribe(writer)
+        try:
+            judge = await judge_rows(exp, where, rows, Judge(p.judge, bus, where.judge / JUDGMENTS), exp.parallel,
+                                     write)
+        finally:
+            writer.close()
+    comps = comparisons(exp, rows)
+    models = {v: (lead.name, sub.name) for v, (lead, sub) in p.models.items()}
+    summary = render_summary(exp, rows, comps, judge, p.note, models,
+                             skipped=_skipped(where, {r["cell"] for r in rows}))
+    with open(where.path / RESULTS, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    (where.path / SUMMARY).write_text(summary, encoding="utf-8")
+    (where.path / REPORT_HTML).write_text(render_html(exp, where.path, rows, comps, judge, p.note), encoding="utf-8")
+    return ComparisonResult(where.path, summary, rows, comps, judge, p.note)
