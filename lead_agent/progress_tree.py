@@ -145,6 +145,7 @@ class ProgressTree:
     status: RunStatus = RunStatus.RUNNING
     error: str | None = None
     budget_usd: float | None = None  # a run-wide cost budget, when the run states one
+    max_rounds: int | None = None
     agents: dict[str, AgentNode] = field(default_factory=dict)
     rounds: dict[int, RoundNode] = field(default_factory=dict)
     plans_rejected: int = 0
@@ -177,6 +178,8 @@ class ProgressTree:
         if isinstance(e, RunStarted):
             self.question, self.lead_model, self.subagent_model = e.question, e.lead_model, e.subagent_model
             self.language_model_used = e.language_model_used
+            rounds = e.options.get("max_rounds")
+            self.max_rounds = rounds if isinstance(rounds, int) else None
             budget = e.options.get("max_cost")
             self.budget_usd = float(budget) if isinstance(budget, (int, float)) else None
         elif isinstance(e, CitationChecked):
@@ -254,8 +257,11 @@ class ProgressTree:
         if node.role is AgentRole.LEAD:
             if not self.rounds:
                 return "planning"
-            return "reading findings, writing the report" if all(
-                r.ended is not None for r in self.rounds.values()) else "thinking"
+            if any(r.ended is None for r in self.rounds.values()):
+                return "thinking"
+            if self.max_rounds is not None and len(self.rounds) >= self.max_rounds:
+                return "reading findings, writing the report"  # no round left: this call writes the report
+            return "reading findings: a gap round or the report"
         return "thinking"
 
     # ---- reading

@@ -55,3 +55,17 @@ async def test_steps_name_what_each_agent_is_doing(tmp_path: Path) -> None:
     assert tree.counts() == {"subagents": 2, "running": 0, "done": 2, "failed": 0, "tool_calls": 3,
                              "model_calls": 6}
     assert tree.usage().input_tokens == 60 and tree.status.value == "completed"
+
+
+async def test_the_lead_says_whether_it_may_still_start_a_gap_round(tmp_path: Path) -> None:
+    plan = {"query_type": "straightforward", "rationale": "one fact",
+            "tasks": [{"objective": "TaskGroup failures", "tools": ["search_notes"]}]}
+    lead = ScriptedModel([tool_call("delegate", plan), tool_call("delegate", plan), lead_report_from_findings])
+    sub = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit] * 2)
+    steps = Steps()
+    await api.research("What does a TaskGroup do when a task fails?", runs_dir=tmp_path, lead_model=lead,
+                       subagent_model=sub, extra_tools=note_tools(DOCS), max_rounds=2, observers=[steps],
+                       use_config_file=False, environ={})
+    lead_steps = [s for a, k, s in steps.seen if a == "lead" and k == ModelRequested.kind]
+    assert lead_steps == ["planning", "reading findings: a gap round or the report",
+                          "reading findings, writing the report"]

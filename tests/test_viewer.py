@@ -88,6 +88,13 @@ def test_the_trace_viewer_opens_and_shows_an_agent_and_a_citation(browser: Any, 
     click(browser, ".tl-row[data-agent='r1-sub1'] .bar.t")
     detail = by_css(browser, "#detail").text
     assert detail.startswith("Tool call ") and "duration" in detail and "input" in detail
+    bar = by_css(browser, ".tl-row[data-agent='r1-sub1'] .bar.m")
+    assert re.match(r"model extractive · \d+\.\d\ds", bar.get_attribute("title"))  # what hovering shows
+    # plan versions with their diff (the gap round of this run)
+    plans = by_css(browser, "#plans").text
+    assert len(run.trace.plans) == 2 and "Plan v2" in plans and "changes from v1" in plans
+    gap = run.trace.plans[1].tasks[0].delegation.objective
+    assert f"+- {gap}" in by_css(browser, "#plans pre.diff").text
     assert console_errors(browser) == []
     browser.save_screenshot(str(artifacts() / "viewer-call.png"))
 
