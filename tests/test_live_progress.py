@@ -197,3 +197,18 @@ def test_json_progress_is_one_event_per_line(tmp_path: Path, docs: Path) -> None
                   for _ in f.read_text().splitlines())
     assert len(records) == written + 1  # every event the transcripts hold, plus the corpus line before the run
     assert proc.stderr == ""
+
+
+def test_json_progress_into_head_ends_quietly_and_the_run_is_saved(tmp_path: Path, docs: Path) -> None:
+    with FakeAnthropicServer(handler=scenario()) as srv:
+        proc = subprocess.Popen(cli_args(docs, tmp_path, "--json-progress"), cwd=tmp_path, env=cli_env(tmp_path, srv),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stderr is not None
+        first = json.loads(proc.stdout.readline())  # `| head -1`: one line, then the reader goes away
+        proc.stdout.close()
+        err = proc.stderr.read()
+        code = proc.wait(timeout=120)
+    assert first["kind"] == "corpus_indexed"
+    assert code == 0 and err == "", err
+    run_dir = next((tmp_path / "runs").iterdir())
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "completed"

@@ -114,12 +114,35 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
+class LineWriter:
+    """Prints progress lines to a stream; once its reader has gone (`| head`), it stops quietly and the
+    run goes on (it is saved as usual) instead of failing on a broken pipe."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.closed = False
+
+    def __call__(self, line: str) -> None:
+        if self.closed:
+            return
+        try:
+            print(line, file=self.stream, flush=True)
+        except BrokenPipeError:
+            import os
+
+            self.closed = True
+            try:  # so later writes and the interpreter's final flush do not complain either
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+            except (OSError, ValueError):
+                pass
+
+
 def progress_observers(args: argparse.Namespace) -> list[Any]:
     """The progress display: JSON lines, nothing (-q), a live tree (terminal) or plain lines."""
     if args.json_progress:
         from ..progress import JsonProgress
 
-        return [JsonProgress(lambda line: print(line, flush=True))]
+        return [JsonProgress(LineWriter(sys.stdout))]
     if args.quiet:
         return []
     if _is_terminal(sys.stderr):
@@ -128,7 +151,7 @@ def progress_observers(args: argparse.Namespace) -> list[Any]:
         return [LiveProgress(sys.stderr)]
     from ..progress import PlainProgress
 
-    return [PlainProgress(lambda msg: print(msg, file=sys.stderr, flush=True))]
+    return [PlainProgress(LineWriter(sys.stderr))]
 
 
 def _close(observers: list[Any]) -> None:
