@@ -21,7 +21,7 @@ from rich.tree import Tree
 from subagents.context import AgentStatus
 from subagents.events import EventRecord, RunStatus
 
-from .progress_tree import AgentNode, ProgressTree, fmt_cost, fmt_secs, fmt_tokens
+from .progress_tree import AgentNode, ProgressTree, RoundNode, fmt_cost, fmt_secs, fmt_tokens
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 MARK = {AgentStatus.OK: ("✓", "green"), AgentStatus.PARTIAL: ("◐", "yellow"), AgentStatus.FAILED: ("✗", "red"),
@@ -35,7 +35,7 @@ def _spin(now: float) -> str:
     return SPINNER[int(now * 10) % len(SPINNER)]
 
 
-def agent_line(a: AgentNode, now: float, width: int = 100, *, priced: bool = True) -> Text:
+def agent_line(a: AgentNode, now: float, width: int = 100, *, priced: bool = True, objective: bool = True) -> Text:
     """One agent: mark, id, status or current step (with elapsed while a call is in flight), figures."""
     line = Text()
     busy = a.busy_since()
@@ -67,7 +67,7 @@ def agent_line(a: AgentNode, now: float, width: int = 100, *, priced: bool = Tru
         figures.append(f"context condensed {a.condensed}×")
     figures.append(fmt_secs(a.elapsed(now)))
     line.append("  " + " · ".join(figures), style="dim")
-    if a.objective:
+    if a.objective and objective:
         line.append(f"\n{a.objective}", style="italic dim")
     line.truncate(width * 3)
     return line
@@ -96,7 +96,28 @@ def header(tree: ProgressTree, now: float) -> Text:
     return t
 
 
-def render(tree: ProgressTree, now: float, width: int = 100) -> Tree:
+def _round_label(r: RoundNode, subs: list[AgentNode]) -> Text:
+    done = sum(a.finished for a in subs)
+    label = Text(f"round {r.round}", style="bold")
+    label.append(f"  {r.query_type} · {done}/{len(subs)} done", style="dim")
+    if r.ended is not None:
+        by_status: dict[str, int] = {}
+        for a in subs:
+            by_status[a.status.value] = by_status.get(a.status.value, 0) + 1
+        label.append(" (" + ", ".join(f"{n} {s}" for s, n in by_status.items()) + ")", style="dim")
+        label.append(f" · {fmt_secs(r.ended - r.started)}", style="dim")
+    return label
+
+
+def render(tree: ProgressTree, now: float, width: int = 100, height: int | None = None) -> Tree:
+    """The tree. Given the terminal's `height`, it stays on screen: objectives are dropped first, then
+    finished rounds fold into one line each."""
+    rounds = sorted(tree.rounds.values(), key=lambda r: r.round)
+    subs = {r.round: tree.subagents_of(r.round) for r in rounds}
+    n = sum(len(v) for v in subs.values())
+    room = (height or 10_000) - 6 - len(rounds)  # header, lead, tail
+    objectives = 2 * n <= room
+    fold = {r.round for r in rounds if r.ended is not None} if n > room else set()
     root = Tree(header(tree, now), guide_style="dim")
     lead = tree.lead
     if lead is not None:
@@ -104,16 +125,12 @@ def render(tree: ProgressTree, now: float, width: int = 100) -> Tree:
         lead_branch = root.add(Text.assemble(line, (f"  {lead.model}", "dim")))
     else:
         lead_branch = root
-    for r in sorted(tree.rounds.values(), key=lambda r: r.round):
-        subs = tree.subagents_of(r.round)
-        done = sum(a.finished for a in subs)
-        label = Text(f"round {r.round}", style="bold")
-        label.append(f"  {r.query_type} · {done}/{len(subs)} done", style="dim")
-        if r.ended is not None:
-            label.append(f" · {fmt_secs(r.ended - r.started)}", style="dim")
-        branch = lead_branch.add(label)
-        for a in subs:
-            branch.add(agent_line(a, now, width, priced=tree.language_model_used))
+    for r in rounds:
+        branch = lead_branch.add(_round_label(r, subs[r.round]))
+        if r.round in fold:
+            continue
+        for a in subs[r.round]:
+            branch.add(agent_line(a, now, width, priced=tree.language_model_used, objective=objectives))
     tail = [x for x in (tree.citations, f"report: {tree.report_path}" if tree.report_path else "") if x]
     if tree.error:
         tail.append(f"error: {tree.error}")
@@ -143,9 +160,9 @@ class LiveProgress:
         self._lock = threading.Lock()
         self._t0: float | None = None  # wall-clock time (epoch seconds) of the run's t=0
         self._corpus: list[str] = []
+        self._started = False
         self.live = Live(get_renderable=self._renderable, console=self.console, refresh_per_second=refresh_per_second,
                          transient=False, redirect_stdout=False, redirect_stderr=False)
-        self._started = False
 
     def now(self) -> float:
         """Seconds since the run started (from the events' wall clock: right for a replayed run too)."""
@@ -154,7 +171,8 @@ class LiveProgress:
     def _renderable(self) -> Any:
         with self._lock:
             width = max(40, self.console.width - 6)
-            body = render(self.tree, self.now(), width)
+            height = self.console.height - len(self._corpus) if self._started else None
+            body = render(self.tree, self.now(), width, height)
             return Group(*[Text(x, style="dim") for x in self._corpus], body) if self._corpus else body
 
     def on_event(self, record: EventRecord) -> None:

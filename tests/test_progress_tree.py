@@ -69,3 +69,36 @@ async def test_the_lead_says_whether_it_may_still_start_a_gap_round(tmp_path: Pa
     lead_steps = [s for a, k, s in steps.seen if a == "lead" and k == ModelRequested.kind]
     assert lead_steps == ["planning", "reading findings: a gap round or the report",
                           "reading findings, writing the report"]
+
+
+def test_the_live_tree_stays_on_a_small_screen() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from lead_agent.live import render
+    from lead_agent.progress_tree import AgentNode, RoundNode
+    from subagents.context import AgentRole, AgentStatus
+
+    tree = ProgressTree(question="q?", lead_model="m", subagent_model="m")
+    tree.agents["lead"] = AgentNode("lead", role=AgentRole.LEAD, started=0.0)
+    for r in (1, 2):
+        ids = [f"r{r}-sub{i}" for i in range(1, 11)]
+        tree.rounds[r] = RoundNode(r, ids, started=float(r), ended=2.0 if r == 1 else None, query_type="breadth_first")
+        for a in ids:
+            tree.agents[a] = AgentNode(a, role=AgentRole.SUBAGENT, round=r, started=float(r), objective=f"objective {a}",
+                                       status=AgentStatus.OK if r == 1 else AgentStatus.RUNNING)
+
+    def lines(height: int | None) -> list[str]:
+        out = StringIO()
+        Console(file=out, width=120, height=40, color_system=None).print(render(tree, 3.0, 110, height))
+        return out.getvalue().splitlines()
+
+    tall = lines(None)
+    assert len(tall) > 40 and any("objective r1-sub3" in x for x in tall)
+    medium = lines(30)  # room for every agent, not for their objectives
+    assert len(medium) <= 30 and not any("objective" in x for x in medium) and any("r1-sub3" in x for x in medium)
+    small = lines(20)
+    assert len(small) <= 20 and not any("objective" in x for x in small)
+    assert any("round 1" in x and "10/10 done (10 ok)" in x for x in small)  # the finished round, folded
+    assert not any("r1-sub3" in x for x in small) and any("r2-sub10" in x for x in small)
