@@ -113,7 +113,9 @@ class AgentNode:
             return steps[-1] + (f" (+{len(steps) - 1} more)" if len(steps) > 1 else "")
         if self.model_call is not None:
             return self.model_call.step
-        return self.note or "starting"
+        if self.note:
+            return self.note
+        return "working" if self.model_calls or self.tool_calls else "starting"
 
     def busy_since(self) -> float | None:
         """When the call in flight started (a spinner and an elapsed counter show while it runs)."""
