@@ -253,6 +253,7 @@ def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources:
                                   prompts=prep.prompts)
     outcome = outcome or judge_single(check.supported)
     path = run.write_report(report)
+    run.write_report_html(report, prep.settings.question)
     d = check.to_dict()
     bus.run().emit(CitationChecked(d["markers"], d["supported"], d["unsupported"], d["unknown"], d["pass_rate"],
                                    d["issues"], d["cited_sources"]))

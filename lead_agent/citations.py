@@ -17,6 +17,8 @@ from typing import Any
 from subagents.sources import SourceRegistry
 from subagents.text import content_terms
 
+from .references import reference_line
+
 SUPPORT_THRESHOLD = 0.5
 # [S1], [S1, S2], [S1; S2], [S1 S2] and ranges [S1-S3] / [S1–S3]
 MARKER = re.compile(r"\[(S\d+(?:\s*(?:[,;\-–]\s*)?S\d+)*)\]")
@@ -128,8 +130,7 @@ def check_citations(draft: str, sources: SourceRegistry) -> tuple[str, CitationC
         for sid, n in numbers.items():
             src = sources.get(sid)
             assert src is not None
-            where = src.locator if src.locator else src.key
-            refs.append(f"{n}. {src.title or where} — `{where}` ({sid})")
+            refs.append(reference_line(n, src))
         report += "\n".join(refs) + "\n"
     if check.issues:
         lines = ["", "## Citation check", "",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from subagents.events import EventRecord, PlanAccepted
-from subagents.runs import MANIFEST, REPORT, plan_file
+from subagents.runs import MANIFEST, REPORT, REPORT_HTML, plan_file
 from subagents.storage import write_atomic
 from subagents.transcript import AGENTS_DIR
 
@@ -50,6 +50,14 @@ class RunDir:
     def write_report(self, text: str) -> Path:
         path = self.path / REPORT
         write_atomic(path, text)
+        return path
+
+    def write_report_html(self, text: str, title: str) -> Path:
+        """report.html: the same report as one self-contained page with clickable citations."""
+        from .report_html import report_page
+
+        path = self.path / REPORT_HTML
+        write_atomic(path, report_page(text, title))
         return path
 
     def on_event(self, record: EventRecord) -> None:

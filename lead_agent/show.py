@@ -30,10 +30,11 @@ def _cost(v: float | None) -> str:
     return f"${v:.4f}" if isinstance(v, (int, float)) else "unknown"
 
 
-def render_run(path: Path) -> str:
-    run = read_run(path)
+def render_run(path: Path | Run) -> str:
+    run = path if isinstance(path, Run) else read_run(path)
+    path = run.path
     m = run.manifest
-    out = [f"Run {run.run_id}  [{run.status}]", f"Question: {run.trace.question or m['question']}"]
+    out = [f"Run {run.run_id}  [{run.status}]", f"Question: {run.trace.question or m.get('question', '')}"]
     models = m.get("models", {})
     out.append(f"Models: lead={models.get('lead')} subagent={models.get('subagent')}"
                + ("" if models.get("language_model_used", True) else "  (no language model used)"))
@@ -48,6 +49,9 @@ def render_run(path: Path) -> str:
         out.append(f"Error: {run.trace.error or m.get('error')}")
     out += [f"Refused (not read): {why}" for why in run.refused]
     out += _plans(run)
+    from .timeline import render_timeline
+
+    out += ["", *render_timeline(run)]
     out += ["", "Agents:"]
     for a in run.trace.ordered_agents():
         out += _agent(a)
@@ -90,3 +94,102 @@ def _agent(a: AgentTrace) -> list[str]:
         elif isinstance(e, (AgentFailed, ContextCondensed, ModelRetried)):
             out.append(f"      ! {rec.kind}: {_short(rec.data(), 90)}")
     return out
+
+
+# ---------------------------------------------------------------- one agent, readable
+
+
+def render_agent(run: Run, agent_id: str, *, width: int = 400) -> str:
+    """One agent's transcript: its delegation, every message, tool call (with its input) and result
+    (shortened), model call (tokens, seconds), the findings and the end."""
+    from subagents.events import (AgentEnded, AgentStarted, BudgetExhausted, MessageAdded, ModelRequested,
+                                  ModelResponded)
+    from subagents.model import TextBlock, ToolResultBlock, ToolUseBlock
+
+    a = run.trace.agents.get(agent_id)
+    if a is None:
+        known = ", ".join(x.agent_id for x in run.trace.ordered_agents()) or "none"
+        raise LookupError(f"no agent {agent_id!r} in run {run.run_id} (agents: {known})")
+    out = [f"Agent {a.agent_id} ({a.role.value if a.role else '?'}, {a.model}) in run {run.run_id}: {a.status.value}"]
+    for rec in a.records:
+        e, at = rec.event, f"{rec.t:7.2f}s"
+        if isinstance(e, AgentStarted):
+            if e.delegation is not None:
+                d = e.delegation
+                out += [f"{at} delegation: {d.objective}", f"         output format: {d.output_format}",
+                        f"         tools {', '.join(d.tools)}; budget {d.budget.max_tool_calls} tool calls, "
+                        f"{d.budget.max_tokens} tokens, {d.budget.max_seconds:g}s"]
+                if d.queries:
+                    out.append(f"         suggested queries: {'; '.join(d.queries)}")
+            elif e.question:
+                out.append(f"{at} question: {e.question}")
+        elif isinstance(e, MessageAdded):
+            for b in e.content:
+                if isinstance(b, TextBlock) and b.text.strip():
+                    out.append(f"{at} [{e.role}] {_short(b.text, width)}")
+                elif isinstance(b, ToolResultBlock) and e.role == "user":
+                    continue  # shown with the tool call below
+                elif isinstance(b, ToolUseBlock):
+                    continue
+        elif isinstance(e, ModelRequested):
+            out.append(f"{at} → model {e.model} ({e.n_messages} messages, tools {', '.join(e.tools) or 'none'}, "
+                       f"tool choice {e.tool_choice})")
+        elif isinstance(e, ModelResponded):
+            out.append(f"{at} ← model replied in {e.seconds:.2f}s, stop {e.stop_reason}, usage {_usage(e.usage)}")
+        elif isinstance(e, ToolCalled):
+            out.append(f"{at} → {e.name}({_short(e.input, 200)})")
+        elif isinstance(e, ToolReturned):
+            mark = "✗" if e.is_error else "←"
+            out.append(f"{at} {mark} {e.name} ({e.seconds:.2f}s, {len(e.content)} chars): {_short(e.content, 240)}")
+        elif isinstance(e, FindingsSubmitted):
+            f = e.findings
+            out.append(f"{at} findings [{f.status.value}]: {_short(f.summary, width) if f.summary else ''}")
+            out += [f"           - {c.text} {c.source_ids}" for c in f.claims]
+            out += [f"           ? {q}" for q in f.open_questions]
+        elif isinstance(e, (AgentFailed, ContextCondensed, ModelRetried, BudgetExhausted)):
+            out.append(f"{at} ! {rec.kind}: {_short(rec.data(), width)}")
+        elif isinstance(e, AgentEnded):
+            out.append(f"{at} ended {e.status.value} (stop {e.stop or '-'}; {e.tool_calls} tool calls, {e.turns} turns, "
+                       f"usage {_usage(e.usage)}, cost {_cost(a.cost_usd())})" + (f": {e.error}" if e.error else ""))
+    if not a.finished:
+        out.append(f"{run.trace.last_t:7.2f}s … still running (or the run stopped without ending this agent)")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- the typed run as JSON
+
+
+def run_json(run: Run) -> dict[str, Any]:
+    """The typed run as one JSON object: the folded state, every agent's events, plans, sources, report."""
+    t = run.trace
+    agents = []
+    for a in t.ordered_agents():
+        agents.append({
+            "agent_id": a.agent_id, "parent_id": a.parent_id, "role": a.role.value if a.role else None,
+            "model": a.model, "round": a.round, "status": a.status.value, "stop": a.stop, "error": a.error,
+            "usage": a.usage.to_dict(), "cost_usd": a.cost_usd(), "tool_calls": a.tool_calls, "turns": a.turns,
+            "started": a.started, "ended": a.ended,
+            "delegation": a.delegation.model_dump(mode="json") if a.delegation else None,
+            "findings": a.findings.model_dump(mode="json") if a.findings else None,
+            "events": [r.to_json() for r in a.records]})
+    from .rundir import plan_record
+
+    return {
+        "run_id": run.run_id, "path": str(run.path), "status": run.status, "question": t.question,
+        "started_at": t.started_at, "finished_at": t.finished_at, "error": t.error,
+        "models": run.manifest.get("models", {}), "options": run.manifest.get("options", {}),
+        "usage": t.usage().to_dict(), "cost_usd": t.cost_usd(), "seconds": t.last_t,
+        "plans": [{k: v for k, v in plan_record(p, "").items() if k != "created_at"} for p in t.plans],
+        "plans_rejected": [{"round": r.round, "problems": r.problems} for r in t.rejections],
+        "agents": agents,
+        "citation_check": _citation_json(t.citation),
+        "sources": [{**vars(s), "kind": s.kind.value} for s in run.sources],
+        "report": run.report,
+    }
+
+
+def _citation_json(c: Any) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {"markers": c.markers, "supported": c.supported, "unsupported": c.unsupported, "unknown": c.unknown,
+            "pass_rate": c.pass_rate, "issues": c.issues, "cited_sources": c.cited_sources}

@@ -11,6 +11,7 @@ what a half-written manifest claimed.
       plan.vN.json          every accepted plan version
       sources.json          every retrieved passage with its id and the text shown
       report.md             the citation-checked report
+      report.html           the same report as a self-contained page (clickable citations and references)
 
 Reading never leaves the run directory: a file reached through a symlink, or a manifest path,
 that resolves outside it is refused (listed in `Run.refused`), never read.
@@ -40,6 +41,7 @@ from .transcript import AGENTS_DIR, RUN_LOG, read_records
 MANIFEST = "manifest.json"
 SOURCES = "sources.json"
 REPORT = "report.md"
+REPORT_HTML = "report.html"
 
 
 def plan_file(version: int) -> str:

@@ -32,6 +32,8 @@ SMALL = {
     "bench_compare.py": lambda tmp: ["--questions", "2", "--parallel", "2", "--latency", "0.01", "--tps", "100000"],
     "bench_quality.py": lambda tmp: ["--questions", str(small_questions(tmp)), "--corpus", str(small_corpus(tmp)),
                                      "--cache-dir", str(tmp / "cache")],
+    "bench_viewer.py": lambda tmp: ["--subagents", "4", "--turns", "2", "--calls", "2"],
+    "bench_runs_index.py": lambda tmp: ["--runs", "200", "--repeat", "1"],
 }
 
 

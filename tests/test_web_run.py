@@ -142,9 +142,9 @@ def source_view(run_dir: Path) -> set[tuple[str, str, str, str]]:
 
 
 def references(report: str) -> dict[int, tuple[str, str]]:
-    """`1. Title — `locator` (S3)` lines -> {1: (locator, "S3")}."""
+    """`1. [Title](<url>) — `host` (S3)` lines -> {1: (url, "S3")}."""
     refs = {}
-    for m in re.finditer(r"^(\d+)\. .* — `([^`]+)` \((S\d+)\)$", report, re.M):
+    for m in re.finditer(r"^(\d+)\. \[.*\]\(<([^>]+)>\) — `[^`]+` \((S\d+)\)$", report, re.M):
         refs[int(m.group(1))] = (m.group(2), m.group(3))
     return refs
 
@@ -200,8 +200,8 @@ async def test_web_run_searches_then_fetches_and_cites_a_served_page(site: Site,
     refs = references(report)
     numbers = cited_for(report, LOCKED)
     assert numbers, report
-    locator, sid = refs[numbers[0]]
-    assert locator.startswith(site.locking_url + "#passage-")
+    link, sid = refs[numbers[0]]
+    assert link == site.locking_url  # the page a reader can open, not the passage's internal locator
     by_id = {s["id"]: s for s in sources(run_dir)}
     cited = by_id[sid]
     assert cited["kind"] == "web" and cited["meta"]["url"] == site.locking_url and LOCKED in cited["text"]
@@ -474,7 +474,7 @@ async def test_cli_replays_a_recorded_web_run_and_keeps_the_guard(site: Site, tm
     p = run_cli("run", QUESTION, "--web", "--cache", "replay", "--allow-private-network", "--max-rounds", "1",
                 "--runs-dir", str(runs), "-q", cwd=tmp_path, env=env)
     assert p.returncode == 0, p.stderr
-    assert LOCKED in p.stdout and f"`{site.locking_url}#passage-" in p.stdout and "Run saved to" in p.stdout
+    assert LOCKED in p.stdout and f"(<{site.locking_url}>)" in p.stdout and "Run saved to" in p.stdout
     (run_dir,) = runs.iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["options"]["web"] is True and manifest["citation_check"]["pass_rate"] == 1.0

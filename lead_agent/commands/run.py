@@ -7,41 +7,79 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..terminal import neutralise
 from .common import EXIT_EMPTY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, err, out
 
 NAME = "run"
 
 
+EXAMPLES = """\
+sources: give --corpus PATH (repeatable) and/or --web; at least one is required.
+
+examples:
+  research run "What happens to the other tasks in a TaskGroup when one raises?" \\
+      --corpus /usr/share/doc/python3.11/html
+  research run "Compare lists and tuples" --corpus DOCS --max-subagents 3 --max-rounds 1
+  research run "How do HTTP/3 and QUIC relate?" --web --web-cache record
+  research run "..." --corpus DOCS --estimate              # the plan and its cost; no subagents run
+  research run "..." --corpus DOCS -q > report.md          # only the report and the run path
+  research run "..." --corpus DOCS --json-progress | jq .kind
+  research run "..." --corpus DOCS --otel                  # spans to OTEL_EXPORTER_OTLP_ENDPOINT
+
+progress: a live tree on a terminal; timestamped lines when stderr is not a terminal.
+afterwards: research show RUN [--html FILE] · research runs
+"""
+
+WEB_CACHE_MODES = ["read-through", "record", "replay", "off"]
+
+
 def add_parser(sub: Any) -> None:
-    run = sub.add_parser("run", help="research a question and write a cited report")
-    run.add_argument("question")
-    run.add_argument("--corpus", action="append", default=[], metavar="PATH",
+    import argparse as ap
+
+    run = sub.add_parser("run", help="research a question and write a cited report",
+                         description="Research QUESTION with a lead agent and parallel subagents; print the "
+                                     "citation-checked report and save the run under --runs-dir.",
+                         epilog=EXAMPLES, formatter_class=ap.RawDescriptionHelpFormatter)
+    run.add_argument("question", help="the question to research (quote it)")
+    src = run.add_argument_group("sources (at least one of --corpus / --web is required)")
+    src.add_argument("--corpus", action="append", default=[], metavar="PATH",
                      help="a folder of .html/.md/.rst/.txt documents (repeatable)")
-    run.add_argument("--runs-dir", default="runs", metavar="DIR", help="where runs are saved (default: ./runs)")
-    run.add_argument("--max-subagents", type=int, default=5, metavar="N", help="subagents per round (default 5)")
-    run.add_argument("--max-rounds", type=int, default=2, metavar="N",
-                     help="delegation rounds in all, the first included (default 2: one gap round)")
-    run.add_argument("--concurrency", type=int, default=4, metavar="N", help="subagents running at once (default 4)")
-    run.add_argument("--lead-model", metavar="NAME", help="model of the lead (default: extractive without an API key)")
-    run.add_argument("--subagent-model", metavar="NAME", help="model of the subagents")
-    run.add_argument("--provider", metavar="NAME", help="model provider: extractive, anthropic, openai")
-    run.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible endpoints, proxies)")
-    run.add_argument("--web", action="store_true", help="give subagents web search (DuckDuckGo) and page fetch")
-    run.add_argument("--cache", choices=["read-through", "record", "replay", "off"], default=None,
-                     help="web cache: read-through with a TTL (default), record, replay (recorded results only), off")
-    run.add_argument("--allow-private-network", action="store_true", default=None,
+    src.add_argument("--web", action="store_true", help="give subagents web search (DuckDuckGo) and page fetch")
+    src.add_argument("--web-cache", dest="cache", choices=WEB_CACHE_MODES, default=None, metavar="MODE",
+                     help="how web responses are cached: read-through (default: reuse entries younger than a "
+                          "day), record, replay (recorded responses only, no network), off")
+    src.add_argument("--cache", dest="cache", choices=WEB_CACHE_MODES, default=None, help=ap.SUPPRESS)  # old name
+    src.add_argument("--allow-private-network", action="store_true", default=None,
                      help="let fetch_page reach loopback/private/link-local addresses (intranet use)")
-    run.add_argument("--estimate", action="store_true", help="write the plan and a cost estimate; run no subagents")
-    run.add_argument("--requests-per-minute", type=float, metavar="N", help="model requests per minute, all agents")
-    run.add_argument("--tokens-per-minute", type=float, metavar="N", help="model tokens per minute, all agents")
-    run.add_argument("--prompts", default="default", metavar="NAME", help="prompt variant in prompts/ (default: default)")
-    run.add_argument("--cache-dir", type=Path, metavar="DIR",
+    src.add_argument("--cache-dir", type=Path, metavar="DIR",
                      help="cache root: the corpus index in DIR/corpus, web responses in DIR/web "
                           "(default: $RESEARCH_CACHE_DIR or ~/.cache/research-agents)")
-    run.add_argument("--mode", choices=["multi", "single"], default=None,
-                     help="multi: a lead delegates to subagents (default); single: one agent with every tool, no delegation")
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
-
+    mod = run.add_argument_group("models")
+    mod.add_argument("--lead-model", metavar="NAME", help="model of the lead (default: extractive without an API key)")
+    mod.add_argument("--subagent-model", metavar="NAME", help="model of the subagents (default: as for the lead)")
+    mod.add_argument("--provider", metavar="NAME", help="model provider: extractive, anthropic, openai")
+    mod.add_argument("--base-url", metavar="URL", help="API base URL (OpenAI-compatible endpoints, proxies)")
+    mod.add_argument("--requests-per-minute", type=float, metavar="N", help="model requests per minute, all agents")
+    mod.add_argument("--tokens-per-minute", type=float, metavar="N", help="model tokens per minute, all agents")
+    mod.add_argument("--prompts", default="default", metavar="NAME",
+                     help="prompt variant: a folder in prompts/ or a path to one (default: default)")
+    lim = run.add_argument_group("effort")
+    lim.add_argument("--max-subagents", type=int, default=5, metavar="N", help="subagents per round (default 5)")
+    lim.add_argument("--max-rounds", type=int, default=2, metavar="N",
+                     help="delegation rounds in all, the first included (default 2: one gap round)")
+    lim.add_argument("--concurrency", type=int, default=4, metavar="N", help="subagents running at once (default 4)")
+    lim.add_argument("--estimate", action="store_true", help="write the plan and a cost estimate; run no subagents")
+    lim.add_argument("--mode", choices=["multi", "single"], default=None,
+                     help="multi: a lead delegates to subagents (default); single: one agent with every tool, "
+                          "no delegation (a baseline)")
+    output = run.add_argument_group("output")
+    output.add_argument("--runs-dir", default="runs", metavar="DIR", help="where runs are saved (default: ./runs)")
+    output.add_argument("-q", "--quiet", action="store_true", help="no progress: print only the report and the run path")
+    output.add_argument("--json-progress", action="store_true",
+                     help="print every event as one JSON line on stdout (instead of the report), for programs")
+    output.add_argument("--otel", action="store_true",
+                     help="export the run as OpenTelemetry spans (GenAI conventions) through OTLP/HTTP, configured "
+                          "by the OTEL_EXPORTER_OTLP_* variables (needs the [otel] extra)")
 
 
 def run_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -68,41 +106,129 @@ class _RunDirSeen:
             self.path = Path(run_dir)
 
 
+def _is_terminal(stream: Any) -> bool:
+    import os
+
+    try:
+        return bool(stream.isatty()) and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+class LineWriter:
+    """Prints progress lines to a stream; once its reader has gone (`| head`), it stops quietly and the
+    run goes on (it is saved as usual) instead of failing on a broken pipe."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.closed = False
+
+    def __call__(self, line: str) -> None:
+        if self.closed:
+            return
+        try:
+            print(neutralise(line), file=self.stream, flush=True)
+        except BrokenPipeError:
+            import os
+
+            self.closed = True
+            try:  # so later writes and the interpreter's final flush do not complain either
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+            except (OSError, ValueError):
+                pass
+
+
+def progress_observers(args: argparse.Namespace) -> list[Any]:
+    """The progress display: JSON lines, nothing (-q), a live tree (terminal) or plain lines."""
+    if args.json_progress:
+        from ..progress import JsonProgress
+
+        return [JsonProgress(LineWriter(sys.stdout))]
+    if args.quiet:
+        return []
+    if _is_terminal(sys.stderr):
+        from ..live import LiveProgress  # rich is imported only here
+
+        return [LiveProgress(sys.stderr)]
+    from ..progress import PlainProgress
+
+    return [PlainProgress(LineWriter(sys.stderr))]
+
+
+def _close(observers: list[Any]) -> None:
+    for obs in observers:
+        close = getattr(obs, "close", None)
+        if close is not None:
+            close()
+        summary = getattr(obs, "export_summary", None)
+        if summary is not None:  # the OpenTelemetry exporter says what reached the collector
+            print(f"OpenTelemetry: {summary()}", file=sys.stderr)
+
+
 def main(args: argparse.Namespace) -> int:
     import trio
 
     from ..api import RunFailed, is_interrupt, research
-    from ..progress import PlainProgress
     from ..settings import UsageError
-    from ..terminal import neutralise
 
     seen = _RunDirSeen()
-    observers: list[Any] = [seen]
-    if not args.quiet:
-        observers.append(PlainProgress(lambda msg: print(neutralise(msg), file=sys.stderr, flush=True)))
     try:
-        result = trio.run(lambda: research(args.question, observers=observers, **run_options(args)))
+        otel = otel_observers(args)
     except UsageError as e:
         err(str(e))
         return EXIT_USAGE
+    shown = progress_observers(args)
+    observers: list[Any] = [seen, *shown, *otel]
+    try:
+        result = trio.run(lambda: research(args.question, observers=observers, **run_options(args)))
+    except UsageError as e:
+        _close(observers)
+        err(str(e))
+        return EXIT_USAGE
     except RunFailed as e:
+        _close(observers)
         err(f"run failed: {e}")
         print(f"Run saved to {e.run_dir} (status: failed)", file=sys.stderr)
         return EXIT_FAILED
     except (KeyboardInterrupt, BaseExceptionGroup) as e:
+        _close(observers)
         if not is_interrupt(e):
             raise
         where = seen.path
         print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted)" if where else ""),
               file=sys.stderr)
         return EXIT_INTERRUPTED
+    _close(observers)
+    return print_result(result, json_progress=args.json_progress)
+
+
+def otel_observers(args: argparse.Namespace) -> list[Any]:
+    """`--otel`: the OTLP exporter, configured by the standard OTEL_EXPORTER_OTLP_* variables
+    (read here, at the entry point, by the exporter itself)."""
+    if not args.otel:
+        return []
+    from ..otel import OtelExporter, otlp_exporter
+    from ..settings import UsageError
+
+    try:
+        exporter = otlp_exporter()
+    except ImportError as e:
+        raise UsageError(f"--otel needs the OpenTelemetry packages: pip install 'research-agents[otel]' ({e.name} "
+                         "is missing)") from None
+    return [OtelExporter(exporter)]
+
+
+def print_result(result: Any, *, json_progress: bool = False) -> int:
+    if json_progress:  # stdout holds only JSON lines; the report is at the path of the `report` event
+        return 0
     out(result.report)
     if result.status == "estimated":
         print(f"Plan and estimate saved to {result.run_dir}/ (plan.v1.json, manifest.json); no subagents were run")
         return 0
     check = result.manifest.get("citation_check", {})
-    print(f"Run saved to {result.run_dir}/ (report.md, manifest.json, {len(result.manifest['agents'])} transcripts; "
-          f"citations {check.get('supported', 0)}/{check.get('markers', 0)} supported)")
+    print(f"Run saved to {result.run_dir}/ (report.md, report.html, manifest.json, "
+          f"{len(result.manifest['agents'])} transcripts; citations {check.get('supported', 0)}/"
+          f"{check.get('markers', 0)} supported)")
     if result.status == "completed_empty":
         print(f"research: nothing found: no subagent returned a claim (status: completed_empty, exit {EXIT_EMPTY})",
               file=sys.stderr)

@@ -3,7 +3,7 @@
     research tool search "tidal locking" -k 5
     research tool fetch https://example.org/page [--allow-private-network] [--start N]
     research tool corpus "lru_cache maxsize" --corpus docs/ [--corpus more/] [-k 8]
-    … each with --cache {read-through,record,replay,off} and --cache-dir DIR
+    … search and fetch with --web-cache {read-through,record,replay,off}; each with --cache-dir DIR
 
 The tool runs through `Toolbox.call` with a fresh SourceRegistry, so refusals, validation
 errors and the untrusted-material wrapper are the agent's. Exit status 0 on success; 1 when the
@@ -25,14 +25,8 @@ NAME = "tool"
 
 def add_parser(subparsers: Any) -> None:
     """Add `tool` with sub-subcommands `search`, `fetch` and `corpus` to a subparsers object."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--cache",
-        choices=CACHE_CHOICES,
-        default=None,
-        help="web cache mode (default read-through: serve entries younger than a day, else fetch live)",
-    )
-    common.add_argument(
+    cache_root = argparse.ArgumentParser(add_help=False)
+    cache_root.add_argument(
         "--cache-dir",
         type=Path,
         default=None,
@@ -40,6 +34,17 @@ def add_parser(subparsers: Any) -> None:
         help="cache root: the corpus index in DIR/corpus, web responses in DIR/web "
              "(default: $RESEARCH_CACHE_DIR or ~/.cache/research-agents)",
     )
+    web = argparse.ArgumentParser(add_help=False, parents=[cache_root])
+    web.add_argument(
+        "--web-cache",
+        dest="cache",
+        choices=CACHE_CHOICES,
+        default=None,
+        metavar="MODE",
+        help="how web responses are cached: read-through (default: reuse entries younger than a day, else "
+             "fetch live), record, replay (recorded responses only), off",
+    )
+    web.add_argument("--cache", dest="cache", choices=CACHE_CHOICES, default=None, help=argparse.SUPPRESS)
     tool = subparsers.add_parser(
         "tool",
         help="run one agent tool by hand and print what the agent would see",
@@ -47,11 +52,11 @@ def add_parser(subparsers: Any) -> None:
     )
     sub = tool.add_subparsers(dest="tool_command", metavar="{search,fetch,corpus}")
 
-    search = sub.add_parser("search", parents=[common], help="web_search: search the web")
+    search = sub.add_parser("search", parents=[web], help="web_search: search the web")
     search.add_argument("query", help="what to search for")
     search.add_argument("-k", type=int, default=8, metavar="N", help="number of results (1-20, default 8)")
 
-    fetch = sub.add_parser("fetch", parents=[common], help="fetch_page: read a web page, PDF or text file")
+    fetch = sub.add_parser("fetch", parents=[web], help="fetch_page: read a web page, PDF or text file")
     fetch.add_argument("url", help="an http(s) URL")
     fetch.add_argument(
         "--allow-private-network",
@@ -60,7 +65,7 @@ def add_parser(subparsers: Any) -> None:
     )
     fetch.add_argument("--start", type=int, default=0, metavar="N", help="first passage to show (long pages)")
 
-    corpus = sub.add_parser("corpus", parents=[common], help="search_corpus: search local documents")
+    corpus = sub.add_parser("corpus", parents=[cache_root], help="search_corpus: search local documents")
     corpus.add_argument("query", help="keywords or a question")
     corpus.add_argument(
         "--corpus", action="append", required=True, type=Path, metavar="PATH",

@@ -86,6 +86,11 @@ class Corpus:
             raise PassageNotFound(f"no passage {passage_id!r}: unknown corpus root {tag!r} (roots: {known})")
         return ix.read(passage_id, context)
 
+    def root_of(self, passage_id: str) -> Path | None:
+        """The real path of the root a passage id belongs to (None for an unknown root tag)."""
+        ix = self._by_tag.get(passage_id.partition("/")[0])
+        return ix.root if ix is not None else None
+
     def close(self) -> None:
         for ix in self.indexes:
             ix.close()

@@ -51,7 +51,10 @@ _KEY_PREFIX = "corpus:"
 _SOURCE_ID = re.compile(r"S\d+")
 
 
-def _register(ctx: ToolContext, p: Passage, text: str) -> str:
+def _register_passage(ctx: ToolContext, p: Passage, text: str, root: str | None = None) -> str:
+    meta: dict[str, Any] = {"heading": p.heading, "path": p.path}
+    if root:
+        meta["root"] = root  # the corpus root's real path: reports link file://<root>/<path>
     src = ctx.sources.register(
         key=f"corpus:{p.passage_id}",
         kind=SourceKind.CORPUS,
@@ -59,12 +62,16 @@ def _register(ctx: ToolContext, p: Passage, text: str) -> str:
         locator=p.passage_id,
         text=text,
         agent_id=ctx.agent_id,
-        meta={"heading": p.heading, "path": p.path},
+        meta=meta,
     )
     return src.id
 
 
 def make_corpus_tools(corpus: Corpus) -> list[Tool]:
+    def _register(ctx: ToolContext, p: Passage, text: str) -> str:
+        root = corpus.root_of(p.passage_id)
+        return _register_passage(ctx, p, text, str(root) if root is not None else None)
+
     async def search_corpus(args: SearchCorpusArgs, ctx: ToolContext) -> str:
         try:
             hits = corpus.search(args.query, args.k)

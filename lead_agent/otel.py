@@ -1,0 +1,258 @@
+"""OpenTelemetry export (optional extra `[otel]`): an observer that turns the run's events into spans
+following the GenAI semantic conventions, so Jaeger, Phoenix or Langfuse can show a run:
+
+    invoke_workflow research                 the run (gen_ai.workflow.name, gen_ai.conversation.id = run id)
+      invoke_agent lead                      one span per agent (gen_ai.agent.id / .name)
+        chat claude-opus-4-6                 one per model call: request/response model, token usage,
+                                             finish reasons, cost (research.cost_usd)
+        execute_tool delegate                one per tool call (gen_ai.tool.name / .call.id / .type)
+          invoke_agent r1-sub1               subagents run inside the lead's delegate call
+            execute_tool search_corpus …
+
+Span times come from the events (`ts` and `t`), so a finished run can be exported afterwards too
+(`research show RUN --otel`). `--otel` uses the standard OTLP/HTTP exporter, which reads the
+standard `OTEL_EXPORTER_OTLP_*` variables itself; it is built at the entry point. Message contents
+are not exported; tool-call arguments are (shortened), since they are what a trace reader looks for.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from subagents.context import AgentRole, AgentStatus
+from subagents.events import (RUN_AGENT, AgentEnded, AgentFailed, AgentStarted, CitationChecked, EventRecord,
+                              ModelRequested, ModelResponded, RunEnded, RunStarted, ToolCalled, ToolReturned)
+from subagents.models.pricing import cost
+from subagents.tool_names import DELEGATE
+
+ARGS_LIMIT = 1000
+
+
+def otlp_exporter() -> Any:
+    """The standard OTLP/HTTP span exporter (configured by OTEL_EXPORTER_OTLP_* variables).
+    ImportError when the [otel] extra is not installed."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter()
+
+
+def provider_of(model: str) -> str:
+    m = model.lower()
+    if m.startswith("claude"):
+        return "anthropic"
+    if m in ("extractive", "scripted") or not m:
+        return "research_agents"
+    return "openai"
+
+
+class Tally:
+    """Wraps a span exporter and counts what it sent and what it could not (the SDK only logs failures)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.sent = 0
+        self.failed = 0
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        result = self.inner.export(spans)
+        if result is SpanExportResult.SUCCESS:
+            self.sent += len(spans)
+        else:
+            self.failed += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self.inner.force_flush(timeout_millis))
+
+
+class OtelExporter:
+    """An observer of the run's events that emits OpenTelemetry spans through `exporter`."""
+
+    def __init__(self, exporter: Any = None, *, tracer_provider: Any = None, service_name: str = "research-agents") -> None:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        self.tally: Tally | None = None
+        if tracer_provider is None:
+            tracer_provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+            if exporter is not None:
+                self.tally = Tally(exporter)
+                tracer_provider.add_span_processor(BatchSpanProcessor(self.tally))
+        self.provider = tracer_provider
+        self.tracer = tracer_provider.get_tracer("research-agents")
+        self._t0: float | None = None  # epoch seconds of the run's t = 0
+        self._last = 0.0
+        self.root: Any = None
+        self.run_id = ""
+        self.agents: dict[str, Any] = {}
+        self.models: dict[str, Any] = {}
+        self.tools: dict[tuple[str, str], Any] = {}
+        self.exported = 0
+
+    # ---- time
+    def _ns(self, rec: EventRecord) -> int:
+        if self._t0 is None:
+            try:
+                self._t0 = datetime.fromisoformat(rec.ts).timestamp() - rec.t
+            except ValueError:
+                import time
+
+                self._t0 = time.time() - rec.t
+        self._last = max(self._last, rec.t)
+        return int((self._t0 + rec.t) * 1e9)
+
+    def _start(self, name: str, parent: Any, start: int, attrs: dict[str, Any]) -> Any:
+        from opentelemetry import trace
+
+        ctx = trace.set_span_in_context(parent) if parent is not None else None
+        self.exported += 1
+        return self.tracer.start_span(name, context=ctx, start_time=start, attributes=attrs,
+                                      kind=trace.SpanKind.INTERNAL if name.startswith("invoke") else trace.SpanKind.CLIENT)
+
+    # ---- events
+    def on_event(self, rec: EventRecord) -> None:
+        e = rec.event
+        if rec.agent_id == RUN_AGENT:
+            self._run_event(rec)
+            return
+        if isinstance(e, AgentStarted):
+            self._agent_started(rec, e)
+        elif isinstance(e, ModelRequested):
+            self.models[rec.agent_id] = self._start(f"chat {e.model}", self._agent(rec), self._ns(rec), {
+                "gen_ai.operation.name": "chat", "gen_ai.provider.name": provider_of(e.model),
+                "gen_ai.request.model": e.model, "gen_ai.request.max_tokens": e.max_tokens,
+                "gen_ai.conversation.id": rec.run_id, "gen_ai.agent.id": rec.agent_id})
+        elif isinstance(e, ModelResponded):
+            self._model_responded(rec, e)
+        elif isinstance(e, ToolCalled):
+            args = json.dumps(e.input, ensure_ascii=False, default=str)
+            self.tools[(rec.agent_id, e.id)] = self._start(f"execute_tool {e.name}", self._agent(rec), self._ns(rec), {
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": e.name, "gen_ai.tool.call.id": e.id,
+                "gen_ai.tool.type": "function", "gen_ai.tool.call.arguments": args[:ARGS_LIMIT],
+                "gen_ai.agent.id": rec.agent_id})
+        elif isinstance(e, ToolReturned):
+            span = self.tools.pop((rec.agent_id, e.id), None)
+            if span is not None:
+                if e.is_error:
+                    self._error(span, "tool_error", e.content[:300])
+                span.end(end_time=self._ns(rec))
+        elif isinstance(e, AgentFailed):
+            span = self.agents.get(rec.agent_id)
+            if span is not None:
+                self._error(span, "agent_failed", e.error)
+        elif isinstance(e, AgentEnded):
+            self._agent_ended(rec, e)
+
+    def _run_event(self, rec: EventRecord) -> None:
+        e = rec.event
+        if isinstance(e, RunStarted):
+            self.run_id = rec.run_id
+            self.root = self._start("invoke_workflow research", None, self._ns(rec), {
+                "gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "research",
+                "gen_ai.conversation.id": rec.run_id, "research.question": e.question,
+                "research.lead_model": e.lead_model, "research.subagent_model": e.subagent_model})
+        elif isinstance(e, CitationChecked) and self.root is not None:
+            self.root.set_attributes({"research.citations.markers": e.markers,
+                                      "research.citations.supported": e.supported})
+        elif isinstance(e, RunEnded) and self.root is not None:
+            self._end_open(self._ns(rec))
+            self.root.set_attribute("research.status", e.status.value)
+            if e.error:
+                self._error(self.root, "run_failed", e.error)
+            self.root.end(end_time=self._ns(rec))
+            self.root = None
+
+    def _agent(self, rec: EventRecord) -> Any:
+        return self.agents.get(rec.agent_id) or self.root
+
+    def _agent_started(self, rec: EventRecord, e: AgentStarted) -> None:
+        parent = self.root
+        if e.role is not AgentRole.LEAD and rec.parent_id:
+            delegate = next((s for (a, _), s in self.tools.items() if a == rec.parent_id and
+                             getattr(s, "name", "") == f"execute_tool {DELEGATE}"), None)
+            parent = delegate or self.agents.get(rec.parent_id) or self.root
+        attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.id": rec.agent_id,
+                                 "gen_ai.agent.name": e.role.value, "gen_ai.request.model": e.model,
+                                 "gen_ai.provider.name": provider_of(e.model), "gen_ai.conversation.id": rec.run_id}
+        if e.delegation is not None:
+            attrs["gen_ai.agent.description"] = e.delegation.objective
+        if e.round is not None:
+            attrs["research.round"] = e.round
+        self.agents[rec.agent_id] = self._start(f"invoke_agent {rec.agent_id}", parent, self._ns(rec), attrs)
+
+    def _model_responded(self, rec: EventRecord, e: ModelResponded) -> None:
+        span = self.models.pop(rec.agent_id, None)
+        if span is None:
+            return
+        u = e.usage
+        attrs: dict[str, Any] = {
+            "gen_ai.response.model": e.model, "gen_ai.response.finish_reasons": [e.stop_reason],
+            "gen_ai.usage.input_tokens": u.input_tokens, "gen_ai.usage.output_tokens": u.output_tokens,
+            "gen_ai.usage.cache_read.input_tokens": u.cache_read_input_tokens,
+            "gen_ai.usage.cache_creation.input_tokens": u.cache_creation_input_tokens}
+        c = cost(u, e.model)
+        if c is not None:
+            attrs["research.cost_usd"] = c
+        span.set_attributes(attrs)
+        span.end(end_time=self._ns(rec))
+
+    def _agent_ended(self, rec: EventRecord, e: AgentEnded) -> None:
+        span = self.agents.pop(rec.agent_id, None)
+        if span is None:
+            return
+        end = self._ns(rec)
+        for key in [k for k in self.tools if k[0] == rec.agent_id]:
+            self.tools.pop(key).end(end_time=end)
+        model = self.models.pop(rec.agent_id, None)
+        if model is not None:
+            model.end(end_time=end)
+        span.set_attributes({"research.status": e.status.value, "research.stop": e.stop,
+                             "research.tool_calls": e.tool_calls, "research.turns": e.turns,
+                             "gen_ai.usage.input_tokens": e.usage.input_tokens,
+                             "gen_ai.usage.output_tokens": e.usage.output_tokens})
+        if e.status is AgentStatus.FAILED:
+            self._error(span, "agent_failed", e.error or "failed")
+        span.end(end_time=end)
+
+    @staticmethod
+    def _error(span: Any, kind: str, message: str) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        span.set_attribute("error.type", kind)
+        span.set_status(Status(StatusCode.ERROR, message[:300]))
+
+    def _end_open(self, end: int) -> None:
+        for span in [*self.tools.values(), *self.models.values(), *self.agents.values()]:
+            span.end(end_time=end)
+        self.tools.clear()
+        self.models.clear()
+        self.agents.clear()
+
+    def close(self) -> None:
+        """End whatever is still open (an interrupted run) and flush every span to the exporter."""
+        if self._t0 is not None:
+            end = int((self._t0 + self._last) * 1e9)
+            self._end_open(end)
+            if self.root is not None:
+                self.root.end(end_time=end)
+                self.root = None
+        self.provider.force_flush()
+        self.provider.shutdown()
+
+    def export_summary(self) -> str:
+        """What reached the exporter: `sent N span(s)` (and how many could not be sent)."""
+        if self.tally is None:
+            return f"{self.exported} span(s) recorded"
+        return f"sent {self.tally.sent} span(s)" + (f"; {self.tally.failed} could not be sent" if self.tally.failed
+                                                    else "")
+
+
+__all__ = ["OtelExporter", "otlp_exporter", "provider_of"]

@@ -1,0 +1,151 @@
+"""The HTML trace viewer and report.html, opened in headless Chromium as a person would: no console
+errors, click an agent and a citation and see what appears; screenshots are saved as artifacts."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lead_agent import api
+from subagents.runs import read_run
+
+from .browser import artifacts, browser, console_errors  # noqa: F401  (fixture)
+from .conftest import run_cli
+from .test_cli import ASYNCIO_PAGE, OTHER
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "library").mkdir(parents=True)
+    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
+    for name, body in OTHER.items():
+        (root / name).write_text(body)
+    return root
+
+
+async def offline_run(tmp_path: Path, corpus: Path, question: str = "Compare lists and tuples") -> Path:
+    result = await api.research(question, corpus=[corpus], runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
+                                use_config_file=False, environ={})
+    return result.run_dir
+
+
+def by_css(driver: Any, css: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, css)
+
+
+def click(driver: Any, css: str) -> None:
+    """Scroll the element to the middle of the window (clear of the sticky bar), as a person would, and click."""
+    el = by_css(driver, css)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+    el.click()
+
+
+def test_the_trace_viewer_opens_and_shows_an_agent_and_a_citation(browser: Any, tmp_path: Path, corpus: Path) -> None:
+    import trio
+
+    run_dir = trio.run(offline_run, tmp_path, corpus)
+    page = tmp_path / "trace.html"
+    proc = run_cli("show", str(run_dir), "--html", str(page), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(page)
+    text = page.read_text()
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", text), "the page loads nothing from elsewhere"
+
+    browser.get(page.as_uri())
+    assert by_css(browser, "#question").text == "Compare lists and tuples"
+    assert console_errors(browser) == []
+    run = read_run(run_dir)
+
+    # click an agent: its delegation appears in the detail panel and its card opens
+    sub2 = next(a for a in run.trace.ordered_agents() if a.agent_id == "r1-sub2")
+    click(browser, "tr.agent[data-agent='r1-sub2']")
+    detail = by_css(browser, "#detail").text
+    assert "Agent r1-sub2" in detail and sub2.delegation.objective in detail
+    assert by_css(browser, "#agent-r1-sub2").get_attribute("open") is not None
+    click(browser, "#agent-r1-sub2 details.transcript > summary")
+    assert "search_corpus" in by_css(browser, "#agent-r1-sub2 details.transcript").text
+
+    # click citation [1]: the passage it cites, with its title and link
+    sid = run.trace.citation.cited_sources[0]
+    source = next(s for s in run.sources if s.id == sid)
+    click(browser, "a.cite[data-ref='1']")
+    detail = by_css(browser, "#detail").text
+    assert detail.startswith("[1] ") and sid in detail
+    assert " ".join(source.text.split())[:120] in " ".join(detail.split())
+    link = by_css(browser, "#detail a").get_attribute("href")
+    assert link.startswith((corpus.resolve() / source.meta["path"]).as_uri())
+    browser.execute_script("window.scrollTo(0, 0)")
+    browser.save_screenshot(str(artifacts() / "viewer.png"))  # the question, the report, the cited passage
+
+    # click a timeline bar: the call's input, duration and output
+    click(browser, ".tl-row[data-agent='r1-sub1'] .bar.t")
+    detail = by_css(browser, "#detail").text
+    assert detail.startswith("Tool call ") and "duration" in detail and "input" in detail
+    bar = by_css(browser, ".tl-row[data-agent='r1-sub1'] .bar.m")
+    assert re.match(r"model extractive · \d+\.\d\ds", bar.get_attribute("title"))  # what hovering shows
+    # plan versions with their diff (the gap round of this run)
+    plans = by_css(browser, "#plans").text
+    assert len(run.trace.plans) == 2 and "Plan v2" in plans and "changes from v1" in plans
+    gap = run.trace.plans[1].tasks[0].delegation.objective
+    assert f"+- {gap}" in by_css(browser, "#plans pre.diff").text
+    assert console_errors(browser) == []
+    browser.save_screenshot(str(artifacts() / "viewer-call.png"))
+
+
+def test_text_in_a_run_cannot_break_out_of_the_page(browser: Any, tmp_path: Path, corpus: Path) -> None:
+    import trio
+
+    question = "Compare lists and tuples </script><script>document.title='owned'</script> <b>bold</b>"
+    run_dir = trio.run(offline_run, tmp_path, corpus, question)
+    page = tmp_path / "trace.html"
+    assert run_cli("show", str(run_dir), "--html", str(page), cwd=tmp_path).returncode == 0
+    browser.get(page.as_uri())
+    assert by_css(browser, "#question").text == question  # shown as text, not run or rendered
+    assert browser.title != "owned" and console_errors(browser) == []
+    report = run_dir / "report.html"
+    browser.get(report.as_uri())
+    assert browser.title != "owned" and "<b>bold</b>" in by_css(browser, "h1").text
+
+
+def test_report_html_links_citations_to_references_with_section_and_file(browser: Any, tmp_path: Path,
+                                                                         corpus: Path) -> None:
+    import trio
+
+    run_dir = trio.run(offline_run, tmp_path, corpus,
+                       "What happens to the other tasks in an asyncio TaskGroup when one of them raises an exception?")
+    md = (run_dir / "report.md").read_text()
+    refs = md.split("## References", 1)[1]
+    assert "html-" not in refs, "references name documents and sections, not internal passage ids"
+    assert "Coroutines and Tasks › Task Groups" in refs
+    browser.get((run_dir / "report.html").as_uri())
+    assert console_errors(browser) == []
+    cite = by_css(browser, "a.cite")
+    n = cite.get_attribute("data-ref")
+    cite.click()
+    assert browser.current_url.endswith(f"#ref-{n}")
+    target = by_css(browser, f"li#ref-{n} a")
+    href = target.get_attribute("href")
+    assert href.startswith((corpus.resolve() / "library" / "asyncio-task.html").as_uri() + "#") or \
+        href.startswith(corpus.resolve().as_uri())
+    browser.save_screenshot(str(artifacts() / "report.png"))
+
+
+def test_show_json_is_the_typed_run(tmp_path: Path, corpus: Path) -> None:
+    import trio
+
+    run_dir = trio.run(offline_run, tmp_path, corpus)
+    proc = run_cli("show", str(run_dir), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    run = read_run(run_dir)
+    assert data["status"] == "completed" and data["question"] == "Compare lists and tuples"
+    assert [a["agent_id"] for a in data["agents"]] == [a.agent_id for a in run.trace.ordered_agents()]
+    assert sum(len(a["events"]) for a in data["agents"]) == sum(len(a.records) for a in run.trace.agents.values())
+    assert data["citation_check"]["pass_rate"] == 1.0 and data["report"] == run.report
