@@ -14,18 +14,12 @@ from lead_agent import api
 from subagents.runs import read_run
 
 from .browser import artifacts, browser, console_errors  # noqa: F401  (fixture)
-from .conftest import run_cli
-from .test_cli import ASYNCIO_PAGE, OTHER
+from .conftest import lead_report_from_findings, note_tools, run_cli, submit_first_hit, write_small_corpus
 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    (root / "library").mkdir(parents=True)
-    (root / "library" / "asyncio-task.html").write_text(ASYNCIO_PAGE)
-    for name, body in OTHER.items():
-        (root / name).write_text(body)
-    return root
+    return write_small_corpus(tmp_path / "docs")
 
 
 async def offline_run(tmp_path: Path, corpus: Path, question: str = "Compare lists and tuples") -> Path:
@@ -90,11 +84,6 @@ def test_the_trace_viewer_opens_and_shows_an_agent_and_a_citation(browser: Any, 
     assert detail.startswith("Tool call ") and "duration" in detail and "input" in detail
     bar = by_css(browser, ".tl-row[data-agent='r1-sub1'] .bar.m")
     assert re.match(r"model extractive · \d+\.\d\ds", bar.get_attribute("title"))  # what hovering shows
-    # plan versions with their diff (the gap round of this run)
-    plans = by_css(browser, "#plans").text
-    assert len(run.trace.plans) == 2 and "Plan v2" in plans and "changes from v1" in plans
-    gap = run.trace.plans[1].tasks[0].delegation.objective
-    assert f"+- {gap}" in by_css(browser, "#plans pre.diff").text
     assert console_errors(browser) == []
     browser.save_screenshot(str(artifacts() / "viewer-call.png"))
 
@@ -149,3 +138,30 @@ def test_show_json_is_the_typed_run(tmp_path: Path, corpus: Path) -> None:
     assert [a["agent_id"] for a in data["agents"]] == [a.agent_id for a in run.trace.ordered_agents()]
     assert sum(len(a["events"]) for a in data["agents"]) == sum(len(a.records) for a in run.trace.agents.values())
     assert data["citation_check"]["pass_rate"] == 1.0 and data["report"] == run.report
+
+
+def test_the_viewer_shows_plan_versions_with_their_diff(browser: Any, tmp_path: Path) -> None:
+    import trio
+
+    from subagents.models.scripted import ScriptedModel, tool_call
+
+    docs = {"taskgroup": "When a task in a TaskGroup raises, the remaining tasks in the group are cancelled.",
+            "timeout": "asyncio.timeout cancels the enclosed code when the deadline passes."}
+    plan = lambda objective, why: {"query_type": "straightforward", "rationale": why,  # noqa: E731
+                                   "tasks": [{"objective": objective, "tools": ["search_notes"]}]}
+    lead = ScriptedModel([tool_call("delegate", plan("TaskGroup failures", "first")),
+                          tool_call("delegate", plan("timeouts in task groups", "gap: timeouts")),
+                          lead_report_from_findings])
+    sub = ScriptedModel([tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit,
+                         tool_call("search_notes", {"query": "timeout"}), submit_first_hit])
+    result = trio.run(lambda: api.research("How do task groups fail and time out?", runs_dir=tmp_path / "runs",
+                                           lead_model=lead, subagent_model=sub, extra_tools=note_tools(docs),
+                                           use_config_file=False, environ={}))
+    page = tmp_path / "trace.html"
+    assert run_cli("show", str(result.run_dir), "--html", str(page), cwd=tmp_path).returncode == 0
+    browser.get(page.as_uri())
+    plans = by_css(browser, "#plans").text
+    assert "Plan v2" in plans and "changes from v1" in plans
+    diff = by_css(browser, "#plans pre.diff").text
+    assert "+- timeouts in task groups" in diff and "-- TaskGroup failures" in diff
+    assert console_errors(browser) == []

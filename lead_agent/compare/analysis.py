@@ -12,12 +12,10 @@ from typing import Any, Callable
 
 import trio
 
-from subagents.events import EventBus
 from subagents.runs import read_run
-from subagents.transcript import TranscriptWriter
 
 from .experiment import Cell, Experiment, ExperimentDir
-from .judge import CRITERIA, JUDGMENTS, Judge, pair_outcome
+from .judge import CRITERIA, Judge, pair_outcome
 from .metrics import METRICS, Better, MetricInfo, Scale, query_type, run_metrics
 from .stats import Comparison, compare_metric, preference_summary
 
