@@ -8,3 +8,8 @@ SUBMIT_FINDINGS = "submit_findings"
 DELEGATE = "delegate"
 
 SEARCH_TOOLS = (SEARCH_CORPUS, WEB_SEARCH)
+READ_FINDINGS = "read_findings"
+
+# Tools that serve the same purpose over different material: a search tool and the reader of its
+# results. When a family's tool fails, another family of the run can replace it (replanning).
+TOOL_FAMILIES = ((SEARCH_CORPUS, READ_PASSAGE), (WEB_SEARCH, FETCH_PAGE))
