@@ -129,12 +129,12 @@ def prepare(settings: Settings, bus: EventBus) -> Prepared:
     except PromptError as e:
         raise UsageError(str(e)) from None
     lead_model, sub_model = _models(settings)
+    _check_prices(settings, lead_model, sub_model)
     web_tools = _web_tools(settings)
     corpus, corpus_tools = _open_corpus(settings, bus)
     tools = corpus_tools + web_tools + list(settings.extra_tools)
     if not tools:
         raise UsageError("no sources to research: give --corpus PATH and/or --web")
-    _check_prices(settings, lead_model, sub_model)
     closing = [m for m in {id(lead_model): lead_model, id(sub_model): sub_model}.values()
                if callable(getattr(m, "aclose", None))]
     return Prepared(settings, prompts, lead_model, sub_model, Toolbox(tools), corpus, closing)

@@ -80,6 +80,16 @@ def rewrite_plan_files(path: Path, trace: RunTrace) -> None:
             write_json(target, plan_record(p, ""))
 
 
+def restore_plan_file(path: Path, p: PlanAccepted) -> None:
+    """A plan file edited in place (and approved: the edit is the next version) gets its version back."""
+    target = path / plan_file(p.version)
+    try:
+        created = str(json.loads(target.read_text(encoding="utf-8")).get("created_at", ""))
+    except (OSError, ValueError, AttributeError):
+        created = ""
+    write_json(target, plan_record(p, created))
+
+
 # ---------------------------------------------------------------- the state
 
 
@@ -172,6 +182,8 @@ class Checkpoint:
         """Put the lead where its events say it was."""
         t = self.trace
         st = lead.state
+        if self.verdict is not None and t.plans:
+            restore_plan_file(self.run_dir.path, t.plans[-1])
         st.versions = max((p.version for p in t.plans), default=0)
         st.last_plan = plan_of(t.plans[-1]) if t.plans else None
         st.rejected = len(t.rejections)
@@ -290,15 +302,20 @@ def settings_for(trace: RunTrace, runs_dir: Path, overrides: Mapping[str, Any],
 
 
 async def resume(run: Path | str, *, observers: Sequence[Observer] = (), environ: Mapping[str, str] | None = None,
-                 verdict: Verdict | None = None, allow_awaiting: bool = False, **overrides: Any) -> Any:
+                 verdict: Verdict | None = None, allow_awaiting: bool = False, reviewer: Any = None,
+                 **overrides: Any) -> Any:
     """Continue a run (see the module docstring). `overrides` replace recorded settings (models as
-    objects in tests, `approve=` an approver). Returns a ResearchResult; raises UsageError when the
-    run cannot be resumed (nothing written), RunFailed when the resumed run fails."""
+    objects in tests); `reviewer` decides later plans when the run was started with an approver.
+    Returns a ResearchResult; raises UsageError when the run cannot be resumed (nothing written),
+    RunFailed when the resumed run fails."""
     from .api import run_research
 
     path = Path(run)
     checkpoint = open_checkpoint(path, verdict=verdict, allow_awaiting=allow_awaiting)
     try:
+        started = checkpoint.trace.started
+        if reviewer is not None and started is not None and started.options.get("approval") == "ask":
+            overrides = {**overrides, "approve": overrides.get("approve") or reviewer}
         settings = settings_for(checkpoint.trace, path.parent, overrides, environ)
     except BaseException:
         checkpoint.run_dir.unlock()

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from .commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Parser
 
-COMMANDS = ("run", "show", "tool")  # modules of lead_agent.commands, in the order --help lists them
+COMMANDS = ("run", "show", "tool", "approve", "reject", "resume")  # modules of lead_agent.commands, in the order --help lists them
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
 

@@ -149,7 +149,7 @@ async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopS
     for use in uses:  # the budget is checked in the order of the calls, before any runs
         counted = use.name not in limits.exempt
         ok = not (counted and limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls)
-        state.tool_calls += counted and ok
+        state.tool_calls += counted and ok and use.id not in announced  # a call answered again is not a new one
         admitted.append(ok)
 
     async def one(i: int, use: ToolUseBlock) -> None:

@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field
 
 from .context import AgentRole, AgentStatus, RequestContext, SubagentReport
 from .delegation import Delegation, Findings, FindingsStatus
-from .events import AgentEnded, AgentEvents, AgentFailed, AgentStarted, FindingsSubmitted, MessageAdded
+from .events import (AgentEnded, AgentEvents, AgentFailed, AgentStarted, BudgetExhausted, FindingsSubmitted,
+                     MessageAdded)
 from .ledger import Ledger
 from .loop import AgentSpec, CallRecord, ContextHook, Limits, LoopState, LoopStop, add_message, agent_loop
 from .model import Message, Model, ModelAuthError, ModelError, TextBlock, ToolChoice, ToolResultBlock, ToolUseBlock, Usage
@@ -191,9 +192,12 @@ async def _work(spec: AgentSpec, state: LoopState, delegation: Delegation, promp
     with trio.move_on_at(min(own, run_deadline)) as scope:
         await agent_loop(spec, state)
     if scope.cancelled_caught:
-        state.stop = LoopStop.RUN_BUDGET if own > run_deadline else LoopStop.TIME_BUDGET
+        state.stop = LoopStop.RUN_BUDGET if run_deadline <= own else LoopStop.TIME_BUDGET
         if spec.ledger is not None:
             spec.ledger.check()
+        spec.events.emit(BudgetExhausted("run_budget:deadline" if state.stop is LoopStop.RUN_BUDGET else
+                                         LoopStop.TIME_BUDGET.value, None, delegation.budget.max_seconds
+                                         if state.stop is LoopStop.TIME_BUDGET else None))
     if state.terminal is None:
         await _wrap_up(spec, state, prompts)
 

@@ -39,6 +39,16 @@ def add_parser(sub: Any) -> None:
                      help="cache root: the corpus index in DIR/corpus, web responses in DIR/web "
                           "(default: $RESEARCH_CACHE_DIR or ~/.cache/research-agents)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    gov = run.add_argument_group("approval, replanning and budgets")
+    gov.add_argument("--approve", action="store_true", default=None,
+                     help="show each plan before its subagents start: approve, edit (in $EDITOR) or reject it")
+    gov.add_argument("--plan-only", action="store_true", default=None,
+                     help="stop after writing the plan (status awaiting_approval); continue with "
+                          "`research approve RUN` or `research reject RUN`")
+    gov.add_argument("--max-replans", type=int, metavar="N", help="new plans after failed tasks (default 2)")
+    gov.add_argument("--max-cost", type=float, metavar="USD", help="stop the run at this cost (every token kind priced)")
+    gov.add_argument("--max-tokens", type=int, metavar="N", help="stop the run at this many tokens (every kind)")
+    gov.add_argument("--deadline", type=float, metavar="SECONDS", help="stop the run after this many seconds")
 
 
 
@@ -51,6 +61,8 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         provider=args.provider, base_url=args.base_url, requests_per_minute=args.requests_per_minute,
         tokens_per_minute=args.tokens_per_minute, web=args.web, web_cache=args.cache,
         allow_private_network=args.allow_private_network, estimate=args.estimate,
+        plan_only=args.plan_only, max_replans=args.max_replans, max_cost=args.max_cost, max_tokens=args.max_tokens,
+        deadline=args.deadline,
     )
 
 
@@ -66,19 +78,41 @@ class _RunDirSeen:
             self.path = Path(run_dir)
 
 
-def main(args: argparse.Namespace) -> int:
-    import trio
+def reviewer() -> Any:
+    """The terminal plan reviewer (--approve), editing in $VISUAL / $EDITOR (read here, at the entry point)."""
+    import os
 
-    from ..api import RunFailed, is_interrupt, research
-    from ..progress import PlainProgress
-    from ..settings import UsageError
+    from ..terminal_review import TerminalReviewer
+
+    return TerminalReviewer(editor=os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..api import research
 
     seen = _RunDirSeen()
     observers: list[Any] = [seen]
     if not args.quiet:
+        from ..progress import PlainProgress
+
         observers.append(PlainProgress(lambda msg: print(msg, file=sys.stderr, flush=True)))
+    options = run_options(args)
+    if args.approve:
+        options["approve"] = reviewer()
+    return execute_run(lambda: research(args.question, observers=observers, **options), seen)
+
+
+def execute_run(start: Any, seen: Any) -> int:
+    """Run `start()` (a research, resume or approve) in trio; SIGTERM and SIGHUP end it like Ctrl-C.
+    Prints the outcome; returns the exit code."""
+    import trio
+
+    from ..api import RunFailed, is_interrupt
+    from ..settings import UsageError
+    from .common import run_until_signal
+
     try:
-        result = trio.run(lambda: research(args.question, observers=observers, **run_options(args)))
+        result, signum = trio.run(run_until_signal, start)
     except UsageError as e:
         err(str(e))
         return EXIT_USAGE
@@ -89,11 +123,32 @@ def main(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, BaseExceptionGroup) as e:
         if not is_interrupt(e):
             raise
+        signum = None
+        result = None
+    if result is None:
         where = seen.path
-        print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted)" if where else ""),
+        print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted; "
+                                           f"continue it with `research resume {where}`)" if where else ""),
               file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return 128 + signum if signum else EXIT_INTERRUPTED
+    return finish(result)
+
+
+def finish(result: Any) -> int:
+    """Print a finished run's report and where it was saved."""
+    if result.status == "awaiting_approval":
+        print(f"Plan saved to {result.run_dir}/ ({', '.join(result.manifest.get('plans', []))}); no subagents ran.\n"
+              f"Edit the plan file if you like, then: research approve {result.run_dir}   "
+              f"(or: research reject {result.run_dir})")
+        return 0
+    if result.status == "rejected":
+        print(f"The plan was rejected; no subagents ran. Run saved to {result.run_dir}/")
+        return 0
     print(result.report)
+    stopped = (result.manifest.get("budget") or {}).get("stopped_by")
+    if stopped:
+        print(f"research: the run's {stopped} budget was reached; the report is written from what was found",
+              file=sys.stderr)
     if result.status == "estimated":
         print(f"Plan and estimate saved to {result.run_dir}/ (plan.v1.json, manifest.json); no subagents were run")
         return 0
