@@ -131,10 +131,10 @@ async def call_model(spec: AgentSpec, request: ModelRequest, state: LoopState) -
     took = round(time.monotonic() - started, 4)
     state.usage = state.usage + response.usage
     state.calls.append(CallRecord(response.model or spec.model.name, response.usage, took))
-    if spec.ledger is not None:
-        spec.ledger.charge(response.usage, response.model or spec.model.name)
     spec.events.emit(ModelResponded(list(response.content), str(response.stop_reason), response.usage,
                                     response.model or spec.model.name, took))
+    if spec.ledger is not None:  # after the response is recorded: a line it crosses comes after it
+        spec.ledger.charge(response.usage, response.model or spec.model.name)
     return response
 
 

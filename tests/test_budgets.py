@@ -165,10 +165,30 @@ async def test_max_cost_prices_each_token_kind_and_stops_the_run(tmp_path: Path)
     m = result.manifest
     spent = sum(a["cost_usd"] for a in m["agents"])
     assert spent == pytest.approx(m["cost_usd"]) and spent >= 0.05
-    after, in_flight, _ = past_the_line(result.run_dir)
+    after, in_flight, line = past_the_line(result.run_dir)
     assert all(n == 1 for n in after.values()) and set(after) <= in_flight
     assert spent - 0.05 <= 2 * len(in_flight) * per_call
     assert "$0.0500" in result.report
+    # the ledger's spend at the line is every kind of token at its own price, exactly
+    before = [e for e in records(result.run_dir) if e["kind"] == "model_response" and e["t"] <= line["t"]]
+    priced = sum(cost(Usage(**e["data"]["usage"]), e["data"]["model"]) for e in before)
+    assert line["data"]["used"] == pytest.approx(priced, abs=1e-6)
+
+
+async def test_the_ledger_admits_one_wrap_up_call_per_agent_past_the_line() -> None:
+    from subagents.ledger import BudgetKind, Ledger, RunBudget
+
+    reached = []
+    ledger = Ledger(RunBudget(max_tokens=1_000), on_reached=reached.append)
+    assert ledger.admit("a") and ledger.admit("b")
+    ledger.charge(Usage(600, 0, 0, 500), SUB_MODEL)  # 1,100 tokens: the line
+    assert [r.budget for r in reached] == [BudgetKind.TOKENS] and reached[0].used == 1_100
+    assert not ledger.admit("a")  # no ordinary call past the line
+    assert ledger.admit("a", wrap_up=True) and not ledger.admit("a", wrap_up=True)  # one wrap-up, once
+    assert ledger.admit("b", wrap_up=True)
+    ledger.charge(Usage(10, 10), SUB_MODEL)
+    assert len(reached) == 1  # reached once, for good
+    assert ledger.remaining_tokens() == 0
 
 
 async def test_deadline_cuts_calls_in_flight_and_still_writes_the_report(tmp_path: Path, autojump_clock: Any) -> None:
