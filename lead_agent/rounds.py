@@ -21,6 +21,7 @@ from subagents.context import AgentStatus, FailureCause, Strategy, SubagentRepor
 from subagents.delegation import Delegation, Findings, FindingsStatus
 from subagents.events import AgentEvents, EventBus, ReplanDecided
 from subagents.ledger import Ledger
+from subagents.plan_graph import graph_problems
 from subagents.worker import SubagentResult, SubagentRun, run_subagent
 
 from .replan import Decision, Failure, assess, decide
@@ -80,6 +81,9 @@ class RoundRunner:
     recorded: Mapping[str, ReplanDecided] = field(default_factory=dict)
 
     async def run(self, round_no: int, tasks: Sequence[tuple[str, Delegation]]) -> list[TaskOutcome]:
+        problems = graph_problems([(d.id, list(d.depends_on)) for _, d in tasks])
+        if problems:  # checked with the plan already; a round never waits on a task that cannot finish
+            raise ValueError("cannot run this round: " + "; ".join(problems))
         limiter = trio.CapacityLimiter(self.concurrency)
         agent_of = {d.id: a for a, d in tasks if d.id}
         done = {a: trio.Event() for a, _ in tasks}
