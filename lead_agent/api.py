@@ -100,12 +100,14 @@ async def run_research(settings: Settings, *, observers: Sequence[Observer] = ()
                        checkpoint: "Checkpoint | None" = None) -> ResearchResult:
     """Run a new run, or continue the one a checkpoint (lead_agent/resume.py) was read from."""
     bus = checkpoint.bus() if checkpoint is not None else EventBus(new_run_id(settings.question))
-    for obs in observers:
+    for obs in observers if checkpoint is None else ():
         bus.subscribe(obs)
     try:
         prep = prepare(settings, bus)
-        if checkpoint is not None:
+        if checkpoint is not None:  # a person's edit is checked before anything is shown or written
             checkpoint.check_verdict(prep.toolbox.names(), settings.max_subagents)
+            for obs in observers:
+                bus.subscribe(obs)
     except BaseException:
         if checkpoint is not None:
             checkpoint.run_dir.unlock()
