@@ -345,7 +345,7 @@ class Lead:
             self.events.emit(AgentStarted(role=AgentRole.LEAD, model=self.lead_model.name, allowed_tools=[DELEGATE],
                                           question=self.s.question, prompts=self.prompts.manifest()))
         try:
-            if point is None:
+            if not state.messages:  # a new lead, or one killed before its task message was written
                 add_message(state, self.events,
                             Message("user", [TextBlock(self.prompts.render("lead_task", question=self.s.question))]))
             if point is not None and point.draft is not None:

@@ -127,6 +127,26 @@ async def test_torn_lines_are_cut_and_whole_ones_kept_before_appending(tmp_path:
     assert not (run_dir / "manifest.json.tmp").exists()
 
 
+async def test_a_lead_killed_before_its_first_message_starts_its_conversation(tmp_path: Path) -> None:
+    # found by the kill suite: agent_start written, the task message not yet -> an empty conversation (HTTP 400)
+    lead = ScriptedModel([Step(tool_call("delegate", PLAN), delay=3600)])
+    seen = Seen()
+    with trio.move_on_after(0.5):
+        await api.research("How do TaskGroup and gather differ?", runs_dir=tmp_path / "runs", lead_model=lead,
+                           subagent_model=ScriptedModel(), extra_tools=note_tools(DOCS), max_rounds=1,
+                           observers=[seen])
+    assert seen.run_dir is not None
+    lead_log = seen.run_dir / "agents" / "lead.jsonl"
+    lead_log.write_bytes(lead_log.read_bytes().splitlines(keepends=True)[0])  # only agent_start survived the kill
+    lead2 = ScriptedModel([tool_call("delegate", PLAN), lead_report_from_findings])
+    sub = ScriptedModel(per_agent={a: [tool_call("search_notes", {"query": q}), submit_first_hit]
+                                   for a, q in (("r1-sub1", "TaskGroup"), ("r1-sub2", "gather"))})
+    result = await resume(seen.run_dir, lead_model=lead2, subagent_model=sub, extra_tools=note_tools(DOCS))
+    assert result.status == "completed"
+    assert [m.role for m in lead2.calls[0].messages] == ["user"] and "<question>" in lead2.calls[0].messages[0].text()
+    assert_transcripts_whole(seen.run_dir)
+
+
 async def test_a_failed_run_resumes_from_the_lead_s_last_completed_step(tmp_path: Path) -> None:
     lead = ScriptedModel([tool_call("delegate", PLAN), ModelError("the report call failed")])
     sub = ScriptedModel(per_agent={"r1-sub1": [tool_call("search_notes", {"query": "TaskGroup"}), submit_first_hit],
