@@ -145,7 +145,7 @@ class Lead:
 
     def rounds_left(self) -> int:
         """Rounds the lead may start now: a replan after failures, else a gap round (all count in --max-rounds)."""
-        if self.ledger is not None and self.ledger.stopped:
+        if self.ledger is not None and self.ledger.stopped and not self.s.estimate:
             return 0
         if self.state.replan_for:
             return self.replans_left()
@@ -202,7 +202,7 @@ class Lead:
         return await self.run_plan(PendingRound(round_no, version, plan, author, reason))
 
     def cap_problem(self, replan: bool) -> str | None:
-        if self.ledger is not None and self.ledger.stopped:
+        if self.ledger is not None and self.ledger.stopped and not self.s.estimate:  # an estimate runs nothing
             line = self.ledger.reached
             return f"the run's {line.budget.value if line else ''} budget is reached; write the final report now"
         if replan and self.replans_left() <= 0 or not replan and self.state.replan_stopped:

@@ -299,3 +299,14 @@ def test_max_cost_through_the_cli_against_the_messages_api(tmp_path: Path) -> No
     subs = [r for r in srv.requests if "submit_findings" in {t["name"] for t in r.body.get("tools", [])}]
     searches = [r for r in subs if r.body.get("tool_choice", {}).get("name") != "submit_findings"]
     assert len(searches) < 2 * 8  # well short of both subagents' tool budgets
+
+
+async def test_estimate_prices_like_the_ledger_and_compares_with_the_run_budget(tmp_path: Path) -> None:
+    result = await research(tmp_path, lead(2), subagents(2, 0.0), estimate=True, max_cost=0.0001, max_tokens=1_000)
+    est = result.manifest["estimate"]
+    for t in est["tasks"]:  # the same price table and function the ledger charges with
+        assert t["expected_cost_usd"] == pytest.approx(cost(Usage(**t["expected_usage"]), SUB_MODEL))
+    notes = est["run_budget"]["notes"]
+    assert "--max-cost $0.0001 is below the expected" in notes[0] and "stop early" in notes[0]
+    assert notes[1].startswith("--max-tokens 1,000: about") and notes[1].endswith("the run would stop early")
+    assert "run budget: --max-cost $0.0001" in result.report
