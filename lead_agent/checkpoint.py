@@ -374,7 +374,7 @@ def reject(run: Path | str, *, reason: str = "", observers: Sequence[Observer] =
             lead = bus.agent(LEAD_ID)
             lead.emit(PlanReviewed(p.version, p.round, ReviewDecision.REJECTED, reason))
             lead.emit(AgentEnded(AgentStatus.STOPPED, "halted"))
-            bus.run().emit(RunEnded(RunStatus.REJECTED, reason or None, dict(trace.prompts)))
+            bus.run().emit(RunEnded(RunStatus.REJECTED, None, dict(trace.prompts)))
         finally:
             transcripts.close()
         return keeper.last

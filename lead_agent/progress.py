@@ -28,8 +28,8 @@ class PlainProgress:
         if isinstance(e, RunStarted):
             return f"run {record.run_id}: lead={e.lead_model} subagent={e.subagent_model}"
         if isinstance(e, PlanAccepted):
-            by = "" if e.author == "lead" else f" (plan v{e.version}, by {e.author})"
-            return f"round {e.round}: {len(e.tasks)} subagent(s) [{e.query_type.value}]{by} — {e.rationale}"
+            by = "" if e.author == "lead" and e.version == 1 else f" (plan v{e.version}, by {e.author})"
+            return f"round {e.round}: {len(e.tasks)} task(s) [{e.query_type.value}]{by} — {e.rationale}"
         if isinstance(e, PlanReviewed):
             return f"plan v{e.version}: {e.decision.value}" + (f" — {e.reason}" if e.reason else "")
         if isinstance(e, ReplanDecided):
