@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from subagents.context import AgentRole, AgentStatus
 from subagents.delegation import Findings, FindingsStatus, Plan
-from subagents.events import (RUN_AGENT, AgentEnded, Clock, EventBus, MessageAdded, Observer, PlanAccepted,
+from subagents.events import (AgentEnded, Clock, EventBus, MessageAdded, Observer, PlanAccepted,
                               PlanReviewed, ReviewDecision, RunEnded, RunResumed, RunStatus, ToolCalled, ToolReturned)
 from subagents.model import Message, ToolResultBlock, ToolUseBlock
 from subagents.runs import AgentTrace, RunTrace, SOURCES, plan_file, read_run
@@ -383,4 +383,4 @@ def reject(run: Path | str, *, reason: str = "", observers: Sequence[Observer] =
 
 
 __all__ = ["Checkpoint", "approve", "approval_verdict", "open_checkpoint", "reject", "repair_transcripts", "resume",
-           "settings_for", "RUN_AGENT"]
+           "settings_for"]

@@ -38,7 +38,7 @@ def render_run(path: Path) -> str:
     status = run.status
     if status == "running" and not is_live(path):
         status += " — no live process (killed?); continue it with `research resume`"
-    out = [f"Run {run.run_id}  [{status}]", f"Question: {run.trace.question or m.get('question', '')}"]
+    out = [f"Run {run.run_id}  [{status}]", f"Question: {run.trace.question or m['question']}"]
     models = m.get("models", {})
     out.append(f"Models: lead={models.get('lead')} subagent={models.get('subagent')}"
                + ("" if models.get("language_model_used", True) else "  (no language model used)"))

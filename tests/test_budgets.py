@@ -242,14 +242,23 @@ async def test_no_subagent_starts_once_the_budget_is_spent(tmp_path: Path) -> No
     assert "max_tokens budget is reached" in refused[0]["data"]["problems"][0]
 
 
+@pytest.mark.parametrize("options, said", [
+    ({"max_cost": 0}, "--max-cost must be a positive number"), ({"max_cost": float("nan")}, "--max-cost must be"),
+    ({"max_cost": float("inf")}, "--max-cost must be"), ({"deadline": -5}, "--deadline must be a positive number"),
+    ({"max_tokens": 0}, "--max-tokens must be a positive number"), ({"max_tokens": 2.5}, "whole number"),
+    ({"max_replans": -1}, "--max-replans must be 0 or more"), ({"approve": True, "plan_only": True}, "exclude"),
+    ({"plan_only": True, "estimate": True}, "exclude each other")])
+def test_governance_options_are_checked_once_at_the_entry_point(tmp_path: Path, options: dict, said: str) -> None:
+    from lead_agent.settings import UsageError, resolve_settings
+
+    with pytest.raises(UsageError, match=said):
+        resolve_settings({"question": "q", **options}, environ={}, use_config_file=False)
+
+
 def test_budget_flags_are_checked_at_the_entry_point(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\nSome text about lighthouses and harbours.\n")
-    for flags, said in ((["--max-cost", "0"], "--max-cost must be a positive number"),
-                        (["--max-cost", "nan"], "--max-cost must be a positive number"),
-                        (["--deadline", "-5"], "--deadline must be a positive number"),
-                        (["--max-tokens", "0"], "--max-tokens must be a positive number"),
-                        (["--max-replans", "-1"], "--max-replans must be 0 or more"),
+    for flags, said in ((["--max-cost", "nan"], "--max-cost must be a positive number"),
                         (["--approve", "--plan-only"], "exclude each other"),
                         (["--max-cost", "1", "--lead-model", "claude-unknown-9"], "has none in")):
         proc = cli("run", "q about lighthouses", "--corpus", str(tmp_path / "docs"), "--runs-dir",
