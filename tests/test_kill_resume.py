@@ -28,6 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from lead_agent.show import render_run
+
 from .conftest import ROOT
 from .fakes.anthropic_server import FakeAnthropicServer, Reply, text, tool_use
 
@@ -219,9 +221,10 @@ class Suite:
         phase = phase_of(run_dir)
         if phase == "ended":
             return {"n": n, "killed": False}
+        shown = render_run(run_dir)  # what `research show` prints for the killed run (read from its events)
         done = self.zygote.start(["resume", str(run_dir), "-q"], self.env)
         code = done.wait()
-        return {"n": n, "killed": True, "delay": delay, "phase": phase, "run_dir": run_dir,
+        return {"n": n, "killed": True, "delay": delay, "phase": phase, "run_dir": run_dir, "shown": shown,
                 "resume": (code, done.log.read_text())}
 
 
@@ -258,6 +261,7 @@ def phase_of(run_dir: Path) -> str:
 def check(case: dict[str, Any]) -> None:
     where = f"kill {case['n']} after line {int(case['delay'])} (+{case['delay'] % 1:.3f}s, {case['phase']})"
     (code, log), run_dir = case["resume"], case["run_dir"]
+    assert "[running — no live process (killed?)" in case["shown"], f"{where}: {case['shown'][:300]}"
     assert code == 0, f"{where}: resume failed ({code}): {log[-3000:]}"
     m = json.loads((run_dir / "manifest.json").read_text())
     assert m["status"] == "completed", f"{where}: {m['status']} {m.get('error')}"
