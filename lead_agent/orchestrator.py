@@ -187,8 +187,7 @@ class Lead:
         replan = bool(self.state.replan_for)
         problems = plan_problems(plan, tool_names=self.sub.toolbox.names(), max_subagents=self.s.max_subagents)
         cap = self.cap_problem(replan)
-        waived = cap is not None and not problems and self.s.approval is not ApprovalMode.NONE \
-            and (replan or self.state.replan_stopped) and not (self.ledger is not None and self.ledger.stopped)
+        waived = cap is not None and not problems and self.person_decides_past_the_cap(replan)
         if cap is not None and not waived:
             problems = [cap]
         if problems:
@@ -200,6 +199,12 @@ class Lead:
             ReviewReason.FIRST if round_no == 1 else ReviewReason.GAP
         version = self.record_version(plan, round_no, author)
         return await self.run_plan(PendingRound(round_no, version, plan, author, reason))
+
+    def person_decides_past_the_cap(self, replan: bool) -> bool:
+        """Past the replan cap a person (an approver, or `research approve`) may allow one more plan;
+        never past the run's budget."""
+        spent = self.ledger is not None and self.ledger.stopped
+        return self.s.approval is not ApprovalMode.NONE and (replan or self.state.replan_stopped) and not spent
 
     def cap_problem(self, replan: bool) -> str | None:
         if self.ledger is not None and self.ledger.stopped and not self.s.estimate:  # an estimate runs nothing
