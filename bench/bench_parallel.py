@@ -2,16 +2,18 @@
 running them one at a time, and how much of each agent's repeated prompt prefix is read from the
 (simulated) prompt cache.
 
-    python bench/bench_parallel.py [--subagents 10] [--latency 0.3] [--tps 50] [--min-cacheable 0]
+    python bench/bench_parallel.py [--subagents 10] [--latency 0.3] [--tps 50] [--min-cacheable 0] [--dependent 0]
 
 The real anthropic SDK talks to FakeAnthropicServer on 127.0.0.1 (base latency + output tokens at
 `--tps` tokens/s). The fake plays the lead (one plan of N tasks, then a report citing the findings)
 and N subagents (3 tool turns: search_corpus, read_passage, read_passage; then submit_findings) over
 a synthetic corpus written to a temp dir. Two runs: concurrency N, then concurrency 1.
 
-Critical path, from the transcripts: the lead's planning call + max over subagents of (its model
-calls + per turn the longest of its tool calls) + the lead's synthesis call. wall/critical-path near
-1 means the orchestration adds next to nothing on top of the unavoidable model latency.
+Critical path, from the transcripts: the lead's planning call + the longest path through the plan's
+DAG, each subagent weighing its model calls + per turn the longest of its tool calls (with
+`--dependent K` the last K tasks depend on the first, so they cannot start before it ends) + the
+lead's synthesis call. wall/critical-path near 1 means the orchestration adds next to nothing on top
+of the unavoidable model latency.
 
 Prompt cache: the fake simulates Anthropic's cache. Each request is split into blocks in prompt order
 (tools, system, message blocks); a prefix hashed up to a `cache_control` breakpoint is written to the
@@ -48,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lead_agent import api  # noqa: E402
+from subagents.plan_graph import longest_path  # noqa: E402
 from subagents.transcript import read_events  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, text, tool_use  # noqa: E402
 
@@ -171,16 +174,19 @@ def _material(s: str) -> Any:
 
 
 class Play:
-    def __init__(self, n: int, cache: PromptCache) -> None:
+    def __init__(self, n: int, cache: PromptCache, dependent: int = 0) -> None:
         self.n = n
         self.cache = cache
+        self.dependent = dependent
         self.errors: list[str] = []
 
     def plan(self) -> dict[str, Any]:
-        return {"query_type": "breadth_first", "rationale": "one subagent per region",
-                "tasks": [{"objective": f"Describe the history of the {t}", "tools": ["search_corpus", "read_passage"],
-                           "queries": [f"{t} history"], "budget": {"max_tool_calls": 6, "max_seconds": 300}}
-                          for t in TOPICS[: self.n]]}
+        tasks = [{"id": f"t{i}", "objective": f"Describe the history of the {t}",
+                  "tools": ["search_corpus", "read_passage"], "queries": [f"{t} history"],
+                  "budget": {"max_tool_calls": 6, "max_seconds": 300}} for i, t in enumerate(TOPICS[: self.n], 1)]
+        for t in tasks[max(1, self.n - self.dependent):]:
+            t["depends_on"] = ["t1"]  # starts when the first task has finished
+        return {"query_type": "breadth_first", "rationale": "one subagent per region", "tasks": tasks}
 
     @staticmethod
     def agent_of(body: dict[str, Any]) -> str:
@@ -250,9 +256,12 @@ def critical_path(run_dir: Path) -> dict[str, Any]:
     chains = {a: chain(a)[0] for a in subs}
     _, lead_calls = chain("lead")
     plan, synthesis = lead_calls[0], sum(lead_calls[1:])
-    slowest = max(chains, key=chains.get)
-    return {"plan": plan, "synthesis": synthesis, "slowest": slowest, "sub_chain": chains[slowest],
-            "sum_chains": sum(chains.values()), "bound": plan + chains[slowest] + synthesis, "manifest": m}
+    tasks = json.loads((run_dir / "plan.v1.json").read_text())["tasks"]
+    agent_of = {t["id"]: t["agent_id"] for t in tasks if t.get("id")}
+    deps = {t["agent_id"]: [agent_of[d] for d in t.get("depends_on", [])] for t in tasks}
+    path_len, path = longest_path(chains, deps)  # the DAG: a dependent starts after its dependencies end
+    return {"plan": plan, "synthesis": synthesis, "slowest": " -> ".join(path), "sub_chain": path_len,
+            "sum_chains": sum(chains.values()), "bound": plan + path_len + synthesis, "manifest": m}
 
 
 def turn_share(log: list[dict[str, Any]]) -> dict[int, float]:
@@ -295,7 +304,7 @@ def gaps(run_dir: Path, m: dict[str, Any]) -> dict[str, float]:
 
 async def one_run(corpus: Path, runs: Path, n: int, concurrency: int, args: argparse.Namespace) -> dict[str, Any]:
     cache = PromptCache(args.latency, args.min_cacheable)
-    play = Play(n, cache)
+    play = Play(n, cache, args.dependent)
     with FakeAnthropicServer(handler=play, base_latency=args.latency, tokens_per_second=args.tps) as srv:
         t0 = time.monotonic()
         result = await api.research(
@@ -343,7 +352,8 @@ async def main_async(args: argparse.Namespace) -> int:
         t = time.perf_counter()
         import anthropic  # noqa: F401  (imported lazily by the first run otherwise: timed here, not there)
         print(f"importing the anthropic SDK: {time.perf_counter() - t:.2f}s (once per process, before a run starts)")
-        print(f"{n} subagents x {TOOL_TURNS + 1} turns; fake latency {args.latency}s + output tokens at {args.tps} tok/s; "
+        print(f"{n} subagents x {TOOL_TURNS + 1} turns ({args.dependent} of them after the first); fake latency "
+              f"{args.latency}s + output tokens at {args.tps} tok/s; "
               f"min cacheable {args.min_cacheable} tokens")
         par = await one_run(corpus, tmpd / "runs-par", n, n, args)
         seq = await one_run(corpus, tmpd / "runs-seq", n, 1, args)
@@ -351,7 +361,7 @@ async def main_async(args: argparse.Namespace) -> int:
         print(f"\n{name}:")
         print(f"  wall {r['wall']:.2f}s (run dir clock {r['run_seconds']:.2f}s); {r['requests']} requests, "
               f"at most {r['overlap']} in flight")
-        print(f"  critical path {r['bound']:.2f}s = lead plan {r['plan']:.2f}s + slowest subagent chain "
+        print(f"  critical path {r['bound']:.2f}s = lead plan {r['plan']:.2f}s + longest subagent path "
               f"{r['sub_chain']:.2f}s ({r['slowest']}) + synthesis {r['synthesis']:.2f}s; all chains summed "
               f"{r['sum_chains']:.2f}s")
         print(f"  wall / critical path: {r['wall'] / r['bound']:.3f}  (target <= 1.05)")
@@ -386,6 +396,7 @@ def main() -> int:
     ap.add_argument("--latency", type=float, default=0.3, help="fake base latency, seconds")
     ap.add_argument("--tps", type=float, default=50.0, help="fake output tokens per second")
     ap.add_argument("--min-cacheable", type=int, default=0, help="minimum cacheable prefix, tokens (0: off)")
+    ap.add_argument("--dependent", type=int, default=0, help="the last N tasks depend on the first (a DAG)")
     args = ap.parse_args()
     if not 1 <= args.subagents <= len(TOPICS):
         ap.error(f"--subagents must be 1..{len(TOPICS)}")

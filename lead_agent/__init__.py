@@ -5,7 +5,7 @@ The public API is imported lazily so that `research --help` does not load the ru
 
 from typing import Any
 
-__all__ = ["ResearchResult", "RunFailed", "UsageError", "research", "research_sync"]
+__all__ = ["ResearchResult", "RunFailed", "UsageError", "approve", "reject", "research", "research_sync", "resume"]
 
 
 def __getattr__(name: str) -> Any:
@@ -13,6 +13,10 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name in ("resume", "approve", "reject"):
+        from . import checkpoint
+
+        return getattr(checkpoint, name)
     if name == "UsageError":
         from .settings import UsageError
 

@@ -13,25 +13,31 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import trio
 
-from subagents.events import (CitationChecked, CorpusIndexed, EstimateMade, EventBus, Observer, ReportWritten,
-                              RunEnded, RunStarted, RunStatus)
+from subagents.events import (RUN_AGENT, CitationChecked, CorpusIndexed, EstimateMade, EventBus, Observer,
+                              ReportWritten, RunBudgetReached, RunEnded, RunStarted, RunStatus, SourceRegistered)
+from subagents.ledger import BudgetKind, BudgetLine, Ledger, RunBudget
 from subagents.model import Model
+from subagents.models.pricing import price_for
 from subagents.models.resolve import ModelConfigError, ModelFactory
 from subagents.prompting import PromptError, PromptSet
-from subagents.sources import SourceRegistry
+from subagents.sources import Source, SourceRegistry
 from subagents.storage import StorageError
 from subagents.tokens import condense_messages, estimate_tokens
 from subagents.tools import Tool, Toolbox
 from subagents.transcript import TranscriptWriter
 
+from .approval import ApprovalMode
 from .manifest import ManifestKeeper
 from .orchestrator import Lead, LeadError, LeadSettings, lead_for
-from .rundir import RunDir, new_run_id
+from .rundir import RunDir, RunLocked, new_run_id
 from .settings import RunMode, Settings, UsageError, resolve_settings
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpoint
 
 
 @dataclass
@@ -92,13 +98,24 @@ def research_sync(question: str, **options: Any) -> ResearchResult:
     return trio.run(lambda: research(question, **options))
 
 
-async def run_research(settings: Settings, *, observers: Sequence[Observer] = ()) -> ResearchResult:
-    bus = EventBus(new_run_id(settings.question))
-    for obs in observers:
+async def run_research(settings: Settings, *, observers: Sequence[Observer] = (),
+                       checkpoint: "Checkpoint | None" = None) -> ResearchResult:
+    """Run a new run, or continue the one a checkpoint (lead_agent/resume.py) was read from."""
+    bus = checkpoint.bus() if checkpoint is not None else EventBus(new_run_id(settings.question))
+    for obs in observers if checkpoint is None else ():
         bus.subscribe(obs)
-    prep = prepare(settings, bus)
     try:
-        return await execute(prep, bus)
+        prep = prepare(settings, bus)
+        if checkpoint is not None:  # a person's edit is checked before anything is shown or written
+            checkpoint.check_verdict(prep.toolbox.names(), settings.max_subagents)
+            for obs in observers:
+                bus.subscribe(obs)
+    except BaseException:
+        if checkpoint is not None:
+            checkpoint.run_dir.unlock()
+        raise
+    try:
+        return await execute(prep, bus, checkpoint)
     finally:
         if prep.corpus is not None:
             prep.corpus.close()
@@ -116,6 +133,7 @@ def prepare(settings: Settings, bus: EventBus) -> Prepared:
     except PromptError as e:
         raise UsageError(str(e)) from None
     lead_model, sub_model = _models(settings)
+    _check_prices(settings, lead_model, sub_model)
     web_tools = _web_tools(settings)
     corpus, corpus_tools = _open_corpus(settings, bus)
     tools = corpus_tools + web_tools + list(settings.extra_tools)
@@ -125,6 +143,16 @@ def prepare(settings: Settings, bus: EventBus) -> Prepared:
     closing = [m for m in {id(lead_model): lead_model, id(sub_model): sub_model}.values()
                if callable(getattr(m, "aclose", None)) and not any(m is g for g in given)]
     return Prepared(settings, prompts, lead_model, sub_model, Toolbox(tools), corpus, closing)
+
+
+def _check_prices(settings: Settings, *models: Model) -> None:
+    """--max-cost needs every language model's price (the ledger never guesses a cost)."""
+    if settings.max_cost is None:
+        return
+    for m in models:
+        if m.is_language_model and price_for(m.name) is None:
+            raise UsageError(f"--max-cost needs the price of every model, and {m.name!r} has none in "
+                             "subagents/models/pricing.json; use --max-tokens instead")
 
 
 def _models(settings: Settings) -> tuple[Model, Model]:
@@ -176,34 +204,81 @@ def _context_hook(model: Model, window: int) -> Any:
 # ---------------------------------------------------------------- running
 
 
-async def execute(prep: Prepared, bus: EventBus) -> ResearchResult:
-    s = prep.settings
+def _new_run_dir(s: Settings, bus: EventBus) -> RunDir:
     run = RunDir(s.runs_dir, bus.run_id)
     try:
         run.create()
-    except OSError as e:
+        run.lock()
+    except (OSError, RunLocked) as e:
         raise UsageError(f"cannot create the run directory under {s.runs_dir}: {e}") from None
-    sources = SourceRegistry()
-    transcripts, keeper = TranscriptWriter(run.path), ManifestKeeper(run, sources)
+    return run
+
+
+def _record_sources(bus: EventBus) -> Any:
+    """The source registry's listener: every registration becomes an event in the retrieving agent's stream."""
+    def listener(src: Source, added: str, agent_id: str) -> None:
+        bus.agent(agent_id or RUN_AGENT).emit(SourceRegistered(src.id, src.key, src.kind.value, src.title,
+                                                               src.locator, added, dict(src.meta)))
+    return listener
+
+
+def _ledger(s: Settings, bus: EventBus, checkpoint: "Checkpoint | None") -> Ledger:
+    def reached(line: BudgetLine) -> None:
+        bus.run().emit(RunBudgetReached(line.budget.value, line.used, line.limit))
+
+    ledger = Ledger(RunBudget(s.max_cost, s.max_tokens, s.deadline), on_reached=reached)
+    if checkpoint is not None:  # what the earlier attempts spent counts
+        trace = checkpoint.trace
+        ledger.usage, ledger.cost_usd, ledger.elapsed_before = trace.usage(), trace.cost_usd() or 0.0, trace.last_t
+        if trace.budget_reached is not None:
+            b = trace.budget_reached
+            ledger.reached = BudgetLine(BudgetKind(b.budget), b.used, b.limit)
+    return ledger
+
+
+def _lead(prep: Prepared, bus: EventBus, sources: SourceRegistry, ledger: Ledger) -> Any:
+    s = prep.settings
+    if s.mode is RunMode.SINGLE:
+        from .single import single_for
+
+        return single_for(LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
+                                       concurrency=s.concurrency), bus, prep.lead_model, prep.toolbox, sources,
+                          prep.prompts, _context_hook(prep.lead_model, s.context_window))
+    approver = s.approve if callable(s.approve) else None
+    return lead_for(LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
+                                 concurrency=s.concurrency, estimate=s.estimate, max_replans=s.max_replans,
+                                 approval=ApprovalMode(s.approval_mode())),
+                    bus, prep.lead_model, prep.subagent_model, prep.toolbox, sources, prep.prompts,
+                    _context_hook(prep.subagent_model, s.context_window), ledger=ledger, approver=approver)
+
+
+async def execute(prep: Prepared, bus: EventBus, checkpoint: "Checkpoint | None" = None) -> ResearchResult:
+    """Run a prepared run to its end: a new one, or (with a checkpoint) one that resumes."""
+    s = prep.settings
+    run = checkpoint.run_dir if checkpoint is not None else _new_run_dir(s, bus)
+    sources = checkpoint.sources if checkpoint is not None else SourceRegistry()
+    sources.listener = _record_sources(bus)
+    transcripts = TranscriptWriter(run.path)
+    keeper = ManifestKeeper(run, sources, trace=checkpoint.trace if checkpoint is not None else None)
     for obs in (run, keeper, transcripts):
         bus.subscribe(obs, first=True)
+    ledger = _ledger(s, bus, checkpoint)
     try:
         bus.clock.restart()  # `t` counts from the run's start, not from corpus indexing
         with trio.CancelScope() as scope:
             bus.on_storage_error = lambda _e: scope.cancel()  # the run can no longer be recorded: stop it
-            bus.run().emit(_run_started(prep, run))
-            lead_settings = LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
-                                         concurrency=s.concurrency, estimate=s.estimate)
-            if s.mode is RunMode.SINGLE:
-                from .single import single_for
-
-                lead: Any = single_for(lead_settings, bus, prep.lead_model, prep.toolbox, sources, prep.prompts,
-                                       _context_hook(prep.lead_model, s.context_window))
-            else:
-                lead = lead_for(lead_settings, bus, prep.lead_model, prep.subagent_model, prep.toolbox, sources,
-                                prep.prompts, _context_hook(prep.subagent_model, s.context_window))
+            bus.run().emit(checkpoint.resumed() if checkpoint is not None else _run_started(prep, run))
+            ledger.start()
+            lead = _lead(prep, bus, sources, ledger)
+            if checkpoint is not None:
+                await checkpoint.restore(lead)
             draft = await lead.run_lead()
-            text = _finish_estimate(lead, bus) if s.estimate else _finish_report(lead, draft, prep, run, sources, bus)
+            if lead.state.halt is not None:
+                text = _finish_halt(lead, bus)
+            elif s.estimate:
+                text = _finish_estimate(lead, bus)
+            else:
+                text = _finish_report(lead, draft, prep, run, sources, bus, keeper.trace.budget_reached)
         if bus.storage_error is not None:
             raise bus.storage_error
         return ResearchResult(text, run.path, keeper.last)
@@ -217,6 +292,7 @@ async def execute(prep: Prepared, bus: EventBus) -> ResearchResult:
         raise
     finally:
         transcripts.close()
+        run.unlock()
 
 
 def _run_started(prep: Prepared, run: RunDir) -> RunStarted:
@@ -239,8 +315,15 @@ def _finish_estimate(lead: Lead, bus: EventBus) -> str:
     return render_estimate(estimate)
 
 
+def _finish_halt(lead: Lead, bus: EventBus) -> str:
+    """The lead stopped for a person: its plan awaits approval, or was rejected."""
+    assert lead.state.halt is not None
+    _end(bus, lead.state.halt, None, lead.prompts)
+    return ""
+
+
 def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources: SourceRegistry,
-                   bus: EventBus) -> str:
+                   bus: EventBus, budget: RunBudgetReached | None = None) -> str:
     from .outcome import judge_outcome, judge_single
     from .report import finish_report
 
@@ -250,7 +333,7 @@ def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources:
         raise LeadError(outcome.reason or "nothing was researched")
     report, check = finish_report(draft, question=prep.settings.question, results=lead.state.results,
                                   sources=sources, lead_model=prep.lead_model, subagent_model=prep.subagent_model,
-                                  prompts=prep.prompts)
+                                  prompts=prep.prompts, budget=budget, decisions=lead.state.decisions)
     outcome = outcome or judge_single(check.supported)
     path = run.write_report(report)
     run.write_report_html(report, prep.settings.question)

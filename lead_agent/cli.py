@@ -17,7 +17,7 @@ from typing import Sequence
 
 from .commands.common import EXIT_EMPTY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, Parser
 
-COMMANDS = ("run", "show", "runs", "compare", "tool")  # modules of lead_agent.commands, in the order --help lists them
+COMMANDS = ("run", "show", "runs", "compare", "tool", "approve", "reject", "resume")  # modules of lead_agent.commands, in --help order
 
 __all__ = ["EXIT_EMPTY", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
 

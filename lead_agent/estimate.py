@@ -72,14 +72,46 @@ def render_estimate(est: dict[str, Any]) -> str:
     lines.append(f"  lead synthesis: ~{ls['input_tokens']} in / {ls['output_tokens']} out → "
                  f"{usd(est['lead_synthesis']['expected_cost_usd'])}")
     lines.append(f"  total: {usd(est['expected_cost_usd'])} expected, {usd(est['max_cost_usd'])} at most")
+    for note in est.get("run_budget", {}).get("notes", []):
+        lines.append(f"  run budget: {note}")
     lines.append(f"  assumptions: {est['assumptions']}")
     return "\n".join(lines)
+
+
+def budget_notes(est: dict[str, Any], budget: Any) -> dict[str, Any]:
+    """The estimate against the run's budgets (--max-cost, --max-tokens), priced the same way the ledger prices."""
+    notes = []
+    if budget.max_cost is not None:
+        expected, most = est["expected_cost_usd"], est["max_cost_usd"]
+        if expected is None:
+            notes.append(f"--max-cost ${budget.max_cost:g}: the cost cannot be estimated (a model has no price)")
+        elif expected > budget.max_cost:
+            notes.append(f"--max-cost ${budget.max_cost:g} is below the expected ${expected:.4f}: the run would "
+                         "stop early and report what it found by then")
+        elif most is not None and most > budget.max_cost:
+            notes.append(f"--max-cost ${budget.max_cost:g} covers the expected ${expected:.4f} but not the maximum "
+                         f"${most:.4f}")
+        else:
+            notes.append(f"--max-cost ${budget.max_cost:g} covers even the maximum")
+    if budget.max_tokens is not None:
+        tokens = sum(sum(t["expected_usage"].values()) for t in est["tasks"]) + \
+            sum(est["lead_synthesis"]["expected_usage"].values())
+        notes.append(f"--max-tokens {budget.max_tokens:,}: about {tokens:,} expected"
+                     + (" — the run would stop early" if tokens > budget.max_tokens else ""))
+    return {"limits": budget.to_dict(), "notes": notes}
 
 
 def estimate_lead_plan(lead: "Lead") -> dict[str, Any]:
     """The estimate of the lead's (only) accepted plan."""
     plan = lead.state.plans[0]
     specs = [vars(spec) for spec in lead.sub.toolbox.specs()]
+    est = _estimate(lead, plan, specs)
+    if lead.ledger is not None and lead.ledger.budget:
+        est["run_budget"] = budget_notes(est, lead.ledger.budget)
+    return est
+
+
+def _estimate(lead: "Lead", plan: Plan, specs: list[dict[str, Any]]) -> dict[str, Any]:
     return estimate_plan(
         plan, agent_ids=[f"r1-sub{i}" for i in range(1, len(plan.tasks) + 1)],
         subagent_system=lead.prompts.render("subagent_system", tools="…"), tool_schema_json=json.dumps(specs),

@@ -7,8 +7,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from subagents.events import (AgentEnded, AgentStarted, CitationChecked, EstimateMade, EventRecord, ModelResponded,
-                              PlanAccepted, ReportWritten, RoundEnded, RoundStarted, RunEnded, RunStarted)
+from subagents.events import (AgentEnded, AgentStarted, AttemptStarted, CitationChecked, EstimateMade, EventRecord,
+                              FindingsSubmitted, ModelResponded, PlanAccepted, PlanReviewed, ReplanDecided,
+                              ReportWritten, RoundEnded, RoundStarted, RunBudgetReached, RunEnded, RunResumed,
+                              RunStarted)
 from subagents.models.pricing import cost
 from subagents.runs import AgentTrace, RunTrace, SOURCES, plan_file
 from subagents.sources import SourceRegistry
@@ -17,7 +19,8 @@ from .rundir import RunDir
 
 # events after which the manifest is rewritten at once; model responses at most every THROTTLE seconds
 _SAVE_ON = (RunStarted, AgentStarted, AgentEnded, PlanAccepted, RoundStarted, RoundEnded, CitationChecked,
-            ReportWritten, EstimateMade, RunEnded)
+            ReportWritten, EstimateMade, RunEnded, FindingsSubmitted, PlanReviewed, ReplanDecided, RunBudgetReached,
+            RunResumed, AttemptStarted)
 THROTTLE = 1.0
 
 
@@ -32,8 +35,33 @@ def agent_entry(a: AgentTrace) -> dict[str, Any]:
     }
     if a.delegation is not None:
         entry.update(round=a.round, objective=a.delegation.objective,
-                     claims=len(a.findings.claims) if a.findings else 0)
+                     claims=len(a.findings.claims) if a.findings else 0,
+                     budget=a.delegation.budget.model_dump(), depends_on=list(a.delegation.depends_on))
+    if a.attempts > 1:
+        entry["attempts"] = a.attempts
     return entry
+
+
+def governance_of(trace: RunTrace) -> dict[str, Any]:
+    """Plan versions with their authors, a person's reviews, replanning decisions, budget state, attempts."""
+    options = dict(trace.started.options) if trace.started else {}
+    b = trace.budget_reached
+    return {
+        "approval": options.get("approval", "none"),
+        "plan_versions": [{"version": p.version, "round": p.round, "author": p.author, "file": plan_file(p.version),
+                           "tasks": len(p.tasks), "changed_lines": sum(1 for line in p.diff.splitlines()
+                                                                       if line[:1] in "+-" and line[:3] not in ("+++", "---"))}
+                          for p in trace.plans],
+        "reviews": [{"version": r.version, "round": r.round, "decision": r.decision.value, "reason": r.reason,
+                     "edited_version": r.edited_version} for r in trace.reviews],
+        "replans": [{"agent_id": d.agent_id, "strategy": d.strategy.value, "cause": d.cause.value, "reason": d.reason,
+                     "next_agent_id": d.next_agent_id, "tools": d.tools} for d in trace.decisions],
+        "budget": {"limits": options.get("budget", {}), "used": {"tokens": trace.usage().total(),
+                                                                 "cost_usd": trace.cost_usd()},
+                   "stopped_by": b.budget if b else None, "used_at_stop": b.used if b else None},
+        "attempts": [{"attempt": 1}] + [{"attempt": r.attempt, "previous_status": r.previous_status,
+                                         "repaired": r.repaired} for r in trace.attempts],
+    }
 
 
 def manifest_of(trace: RunTrace, sources: int, seconds: float) -> dict[str, Any]:
@@ -54,6 +82,7 @@ def manifest_of(trace: RunTrace, sources: int, seconds: float) -> dict[str, Any]
                     "rounds": [{"round": r.round, "started": r.started, "ended": r.ended, "subagents": len(r.agent_ids)}
                                for r in trace.rounds.values()]},
         "sources": sources,
+        **governance_of(trace),
     }
     if trace.citation is not None:
         c = trace.citation
@@ -69,10 +98,10 @@ def manifest_of(trace: RunTrace, sources: int, seconds: float) -> dict[str, Any]
 
 
 class ManifestKeeper:
-    def __init__(self, run: RunDir, sources: SourceRegistry) -> None:
+    def __init__(self, run: RunDir, sources: SourceRegistry, trace: RunTrace | None = None) -> None:
         self.run = run
         self.sources = sources
-        self.trace = RunTrace()
+        self.trace = trace if trace is not None else RunTrace()  # a resumed run: the earlier attempts' fold
         self._t0 = time.monotonic()
         self._saved = 0.0
         self.last: dict[str, Any] = {}
@@ -89,5 +118,5 @@ class ManifestKeeper:
         intermediate versions are folded from the transcripts anyway)."""
         self._saved = time.monotonic()
         self.sources.save(self.run.path / SOURCES, durable=durable)
-        self.last = manifest_of(self.trace, len(self.sources), self._saved - self._t0)
+        self.last = manifest_of(self.trace, len(self.sources), max(self._saved - self._t0, self.trace.last_t))
         self.run.write_manifest(self.last, durable=durable)

@@ -18,8 +18,9 @@ from typing import Callable
 from subagents.context import AgentRole
 from subagents.events import (AgentEnded, AgentFailed, AgentStarted, BudgetExhausted, CitationChecked,
                               ContextCondensed, CorpusIndexed, EventRecord, FindingsSubmitted, ModelRequested,
-                              ModelResponded, ModelRetried, PlanAccepted, PlanRejected, ReportWritten, RoundEnded,
-                              RunEnded, RunStarted, ToolCalled, ToolReturned)
+                              ModelResponded, ModelRetried, PlanAccepted, PlanRejected, PlanReviewed, ReplanDecided,
+                              ReportWritten, RoundEnded, RunBudgetReached, RunEnded, RunResumed, RunStarted, ToolCalled,
+                              ToolReturned)
 
 from .progress_tree import ProgressTree, fmt_cost, fmt_secs, fmt_tokens, tool_step
 
@@ -56,7 +57,18 @@ class PlainProgress:
         if isinstance(e, RunStarted):
             return f"run {record.run_id}: lead={e.lead_model} subagent={e.subagent_model}"
         if isinstance(e, PlanAccepted):
-            return f"round {e.round}: {len(e.tasks)} subagent(s) [{e.query_type.value}] — {e.rationale}"
+            by = "" if e.author == "lead" and e.version == 1 else f" (plan v{e.version}, by {e.author})"
+            return f"round {e.round}: {len(e.tasks)} task(s) [{e.query_type.value}]{by} — {e.rationale}"
+        if isinstance(e, PlanReviewed):
+            return f"plan v{e.version}: {e.decision.value}" + (f" — {e.reason}" if e.reason else "")
+        if isinstance(e, ReplanDecided):
+            nxt = f" → {e.next_agent_id}" if e.next_agent_id else ""
+            return f"{e.agent_id}: {e.strategy.value}{nxt} — {e.reason}"
+        if isinstance(e, RunBudgetReached):
+            return f"budget reached: {e.budget} ({e.used:g} of {e.limit:g}); subagents wrap up, the lead writes the report"
+        if isinstance(e, RunResumed):
+            cut = f", {sum(e.repaired.values())} torn byte(s) cut" if e.repaired else ""
+            return f"run {record.run_id}: attempt {e.attempt} (was {e.previous_status}{cut})"
         if isinstance(e, PlanRejected):
             return f"{who}: plan rejected — {'; '.join(e.problems)}"
         if isinstance(e, AgentStarted):

@@ -3,34 +3,55 @@ the offline notice and the "What is missing" section."""
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from subagents.context import AgentStatus
+from subagents.events import RunBudgetReached
 from subagents.model import Model
 from subagents.prompting import PromptSet
 from subagents.sources import SourceRegistry
 from subagents.worker import SubagentResult
 
 from .citations import CitationCheck, check_citations
+from .replan import Decision
 
 
 def finish_report(draft: str, *, question: str, results: list[tuple[int, SubagentResult]], sources: SourceRegistry,
-                  lead_model: Model, subagent_model: Model, prompts: PromptSet) -> tuple[str, CitationCheck]:
-    """Citation-check the draft and add the header and the gaps section."""
+                  lead_model: Model, subagent_model: Model, prompts: PromptSet,
+                  budget: RunBudgetReached | None = None,
+                  decisions: Mapping[str, Decision] | None = None) -> tuple[str, CitationCheck]:
+    """Citation-check the draft and add the header (offline notice, the budget that stopped the run)
+    and the gaps section (with what was done about each failed task)."""
     body, check = check_citations(draft, sources)
     header = []
     if not (lead_model.is_language_model or subagent_model.is_language_model):
         header.append(prompts.render("report_offline_header").rstrip() + "\n")
+    if budget is not None:
+        header.append(prompts.render("report_budget_note", budget=budget.budget, used=_amount(budget),
+                                     limit=_amount(budget, limit=True)).rstrip() + "\n")
     if not body.lstrip().startswith("#"):
         header.insert(0, f"# {question}\n")
     text = "\n".join(header) + ("\n" if header else "") + body.rstrip() + "\n"
-    return text + missing_section(results), check
+    return text + missing_section(results, decisions or {}), check
 
 
-def missing_section(results: list[tuple[int, SubagentResult]]) -> str:
+def _amount(line: RunBudgetReached, limit: bool = False) -> str:
+    v = line.limit if limit else line.used
+    if line.budget == "max_cost":
+        return f"${v:.4f}"
+    if line.budget == "deadline":
+        return f"{v:g}s"
+    return f"{int(v):,} tokens"
+
+
+def missing_section(results: list[tuple[int, SubagentResult]], decisions: Mapping[str, Decision] | None = None) -> str:
     gaps = [(rnd, r) for rnd, r in results if r.status is not AgentStatus.OK]
     if not gaps:
         return ""
     lines = ["", "## What is missing", ""]
     for rnd, r in gaps:
         why = r.error or "; ".join(r.findings.open_questions) or r.stop
-        lines.append(f"- {r.agent_id} (round {rnd}, {r.status.value}): “{r.delegation.objective}” — {why}")
+        d = (decisions or {}).get(r.agent_id)
+        done = f" [{d.strategy.value}: {d.reason}]" if d is not None else ""
+        lines.append(f"- {r.agent_id} (round {rnd}, {r.status.value}): “{r.delegation.objective}” — {why}{done}")
     return "\n".join(lines) + "\n"

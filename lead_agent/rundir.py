@@ -4,12 +4,14 @@ old file whole). `RunDir` observes the event stream to write each accepted plan 
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from subagents.events import EventRecord, PlanAccepted
 from subagents.runs import MANIFEST, REPORT, REPORT_HTML, plan_file
@@ -33,16 +35,51 @@ def write_json(path: Path, data: Any, *, durable: bool = True) -> None:
 def plan_record(plan: PlanAccepted, ts: str) -> dict[str, Any]:
     return {"version": plan.version, "round": plan.round, "author": plan.author, "created_at": ts,
             "query_type": plan.query_type.value, "rationale": plan.rationale,
-            "tasks": [{"agent_id": t.agent_id, **t.delegation.model_dump(mode="json")} for t in plan.tasks]}
+            "tasks": [{"agent_id": t.agent_id, **t.delegation.model_dump(mode="json", exclude_none=True)}
+                      for t in plan.tasks],
+            "diff": plan.diff}
+
+
+LOCK = ".lock"
+
+
+class RunLocked(RuntimeError):
+    """Another live process holds the run (it is still running)."""
 
 
 class RunDir:
     def __init__(self, root: Path, run_id: str) -> None:
         self.run_id = run_id
         self.path = root / run_id
+        self._lock: IO[str] | None = None
+
+    @classmethod
+    def at(cls, path: Path) -> "RunDir":
+        return cls(path.parent, path.name)
 
     def create(self) -> None:
         (self.path / AGENTS_DIR).mkdir(parents=True, exist_ok=False)
+
+    def lock(self) -> None:
+        """Hold the run for this process (released when it ends, however it ends: kill -9 included)."""
+        fh = open(self.path / LOCK, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            pid = fh.read().strip()
+            fh.close()
+            raise RunLocked(f"run {self.run_id} is still running" + (f" (process {pid})" if pid else "")) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._lock = fh
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def write_manifest(self, manifest: dict[str, Any], *, durable: bool = True) -> None:
         write_json(self.path / MANIFEST, manifest, durable=durable)
@@ -65,6 +102,20 @@ class RunDir:
             write_json(self.path / plan_file(record.event.version), plan_record(record.event, record.ts))
 
 
+def is_live(path: Path) -> bool:
+    """A process holds this run's lock now (it is running, not killed)."""
+    lock = path / LOCK
+    if not lock.is_file():
+        return False
+    with open(lock, encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
+
+
 def resolve_run(ref: str, runs_dir: Path) -> Path:
     """A run id (under runs_dir) or a path to a run directory."""
     p = Path(ref)
@@ -74,4 +125,5 @@ def resolve_run(ref: str, runs_dir: Path) -> Path:
     raise FileNotFoundError(f"no run {ref!r} (looked for {p}/{MANIFEST} and {runs_dir / ref}/{MANIFEST})")
 
 
-__all__ = ["RunDir", "new_run_id", "now_iso", "plan_record", "resolve_run", "write_json"]
+__all__ = ["LOCK", "RunDir", "RunLocked", "is_live", "new_run_id", "now_iso", "plan_record", "resolve_run",
+           "write_json"]

@@ -99,13 +99,31 @@ class Settings:
     config_file: Path | None = None
     mode: RunMode = RunMode.MULTI
     labels: Mapping[str, Any] = field(default_factory=dict)  # recorded as is (a comparison: variant, question, repeat)
+    # governance: the approval gate, replanning, run budgets
+    approve: Any = None  # an approver (callable: PlanReview -> verdict) or True; see lead_agent/approval.py
+    plan_only: bool = False  # stop with status awaiting_approval at each plan
+    max_replans: int = 2
+    max_cost: float | None = None  # USD, every token kind at its own price
+    max_tokens: int | None = None  # every token kind
+    deadline: float | None = None  # seconds for the whole run
 
     def summary(self) -> dict[str, Any]:
-        """The options recorded in the manifest (no secrets)."""
+        """The options recorded in the manifest (no secrets); a resumed run is set up from them."""
         return {"corpus": [str(p.resolve()) for p in self.corpus], "web": self.web, "estimate": self.estimate,
                 "max_subagents": self.max_subagents, "max_rounds": self.max_rounds,
                 "concurrency": self.concurrency, "prompts": self.prompts, "mode": self.mode.value,
-                **({"labels": dict(self.labels)} if self.labels else {})}
+                **({"labels": dict(self.labels)} if self.labels else {}),
+                "max_replans": self.max_replans, "approval": self.approval_mode(),
+                "budget": {"max_cost": self.max_cost, "max_tokens": self.max_tokens, "deadline": self.deadline},
+                "web_cache": self.web_cache.value, "allow_private_network": self.allow_private_network,
+                "cache_dir": str(self.cache_dir), "context_window": self.context_window,
+                "provider": self.models.provider.value if self.models.provider else None,
+                "base_url": self.models.base_url, "requests_per_minute": self.models.requests_per_minute,
+                "tokens_per_minute": self.models.tokens_per_minute}
+
+    def approval_mode(self) -> str:
+        """none, ask (an approver decides each plan) or stop (the run stops awaiting approval)."""
+        return "stop" if self.plan_only else "ask" if self.approve else "none"
 
 
 # ---------------------------------------------------------------- the config file
@@ -261,6 +279,7 @@ def validate(s: Settings) -> None:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(s, name)})")
     if s.mode is RunMode.SINGLE and s.estimate:
         raise UsageError("--estimate needs the multi-agent mode: a single agent makes no plan to estimate")
+    validate_governance(s)
     if s.context_window < 1000:
         raise UsageError(f"the context window must be at least 1000 tokens (got {s.context_window})")
     for p in s.corpus:
@@ -268,6 +287,28 @@ def validate(s: Settings) -> None:
             raise UsageError(f"corpus path does not exist: {p}")
         if not p.is_dir():
             raise UsageError(f"corpus path is not a directory: {p}")
+
+
+def validate_governance(s: Settings) -> None:
+    """The approval, replanning and budget options."""
+    if s.approve and s.plan_only:
+        raise UsageError("--approve and --plan-only exclude each other (--plan-only stops for `research approve`)")
+    if s.approve and s.approve is not True and not callable(s.approve):
+        raise UsageError("approve must be a callable (PlanReview -> verdict) or True")
+    if s.plan_only and s.estimate:
+        raise UsageError("--plan-only and --estimate exclude each other")
+    if not isinstance(s.max_replans, int) or isinstance(s.max_replans, bool) or s.max_replans < 0:
+        raise UsageError(f"--max-replans must be 0 or more (got {s.max_replans})")
+    checks = (("max_cost", "--max-cost", "a cost in USD"), ("deadline", "--deadline", "seconds"),
+              ("max_tokens", "--max-tokens", "a number of tokens"))
+    for name, flag, what in checks:
+        v = getattr(s, name)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise UsageError(f"{flag} must be a positive number ({what}), not {v!r}")
+    if s.max_tokens is not None and s.max_tokens != int(s.max_tokens):
+        raise UsageError(f"--max-tokens must be a whole number of tokens, not {s.max_tokens!r}")
 
 
 def with_question(settings: Settings, question: str) -> Settings:

@@ -31,10 +31,15 @@ def _cost(v: float | None) -> str:
 
 
 def render_run(path: Path | Run) -> str:
+    from .rundir import is_live
+
     run = path if isinstance(path, Run) else read_run(path)
     path = run.path
     m = run.manifest
-    out = [f"Run {run.run_id}  [{run.status}]", f"Question: {run.trace.question or m.get('question', '')}"]
+    status = run.status
+    if status == "running" and not is_live(path):
+        status += " — no live process (killed?); continue it with `research resume`"
+    out = [f"Run {run.run_id}  [{status}]", f"Question: {run.trace.question or m.get('question', '')}"]
     models = m.get("models", {})
     out.append(f"Models: lead={models.get('lead')} subagent={models.get('subagent')}"
                + ("" if models.get("language_model_used", True) else "  (no language model used)"))
@@ -52,6 +57,7 @@ def render_run(path: Path | Run) -> str:
     from .timeline import render_timeline
 
     out += ["", *render_timeline(run)]
+    out += _governance(run)
     out += ["", "Agents:"]
     for a in run.trace.ordered_agents():
         out += _agent(a)
@@ -67,13 +73,36 @@ def render_run(path: Path | Run) -> str:
 def _plans(run: Run) -> list[str]:
     out: list[str] = []
     for plan in run.trace.plans:
-        out += ["", f"Plan v{plan.version} ({plan.query_type.value}, by {plan.author}): {plan.rationale}"]
+        changed = sum(1 for line in plan.diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+        diff = f"; {changed} line(s) changed from v{plan.version - 1}" if plan.diff else ""
+        out += ["", f"Plan v{plan.version} (round {plan.round}, {plan.query_type.value}, by {plan.author}{diff}): "
+                    f"{plan.rationale}"]
         for task in plan.tasks:
-            b = task.delegation.budget
-            out.append(f"  {task.agent_id}: {_short(task.delegation.objective, 100)}")
-            out.append(f"      tools {', '.join(task.delegation.tools)}; budget {b.max_tool_calls} calls, "
-                       f"{b.max_seconds:g}s")
+            d = task.delegation
+            b = d.budget
+            deps = f"; after {', '.join(d.depends_on)}" if d.depends_on else ""
+            out.append(f"  {task.agent_id}{f' ({d.id})' if d.id else ''}: {_short(d.objective, 100)}")
+            out.append(f"      tools {', '.join(d.tools)}; budget {b.max_tool_calls} calls, {b.max_tokens} tokens, "
+                       f"{b.max_seconds:g}s{deps}")
     return out
+
+
+def _governance(run: Run) -> list[str]:
+    """Reviews by a person, replanning decisions, the budget that stopped the run, resumptions."""
+    t = run.trace
+    out: list[str] = []
+    for r in t.reviews:
+        out.append(f"Review of plan v{r.version}: {r.decision.value}" + (f" — {r.reason}" if r.reason else ""))
+    for d in t.decisions:
+        nxt = f" → {d.next_agent_id}" if d.next_agent_id else ""
+        out.append(f"Replanning: {d.agent_id} {d.strategy.value}{nxt} ({d.cause.value}) — {_short(d.reason, 120)}")
+    if t.budget_reached is not None:
+        b = t.budget_reached
+        out.append(f"Stopped by the {b.budget} budget: {b.used:g} of {b.limit:g}")
+    for a in t.attempts:
+        cut = f"; torn lines cut: {a.repaired}" if a.repaired else ""
+        out.append(f"Attempt {a.attempt}: resumed from {a.previous_status}{cut}")
+    return [""] + out if out else []
 
 
 def _agent(a: AgentTrace) -> list[str]:

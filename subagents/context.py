@@ -31,14 +31,41 @@ class AgentStatus(StrEnum):
     FAILED = "failed"
     INTERRUPTED = "interrupted"
     ESTIMATED = "estimated"  # a lead that planned for an estimate and stopped
+    SKIPPED = "skipped"  # a task that never started (a dependency failed, or the run's budget was spent)
+    AWAITING_APPROVAL = "awaiting_approval"  # a lead whose plan waits for a person
+    STOPPED = "stopped"  # a lead stopped by a person who refused its plan
+
+
+class Strategy(StrEnum):
+    """What happens to a task that failed or missed its success criteria."""
+
+    RETRY = "retry"  # a transient cause (model error, timeout): run it again, in code
+    ALTERNATIVE_TOOL = "alternative_tool"  # a tool failed and another tool of the run can serve
+    SKIP = "skip"  # not critical (or cannot run): the report says what is missing
+    REPLAN = "replan"  # the lead writes a new plan version from what succeeded
+    STOP = "stop"  # the replan cap is reached: the lead writes the report from what it has
+
+
+class FailureCause(StrEnum):
+    MODEL_ERROR = "model_error"
+    TIMEOUT = "timeout"
+    TOOL_FAILED = "tool_failed"
+    COULD_NOT = "could_not_accomplish"
+    NOTHING_FOUND = "nothing_found"
+    CRITERIA_MISSED = "criteria_missed"
+    DEPENDENCY_FAILED = "dependency_failed"
+    RUN_BUDGET = "run_budget"
+    OTHER = "other"
 
 
 @dataclass(frozen=True)
 class LeadLimits:
     tasks_per_query_type: Mapping[QueryType, int]
     max_rounds: int
-    rounds_left: int
+    rounds_left: int  # delegation rounds the lead may still start now (replans count against replans_left)
     subagent_tools: tuple[str, ...]  # tool names a delegation may give
+    replans_left: int = 0  # new plans the lead may still write after failures (--max-replans)
+    replan_for: tuple[str, ...] = ()  # agent ids whose failure asks for a new plan now
 
 
 @dataclass(frozen=True)
@@ -50,6 +77,8 @@ class SubagentReport:
     status: AgentStatus
     findings: Findings
     error: str | None = None
+    decision: Strategy | None = None  # what was done about a failure (None: it did not fail)
+    decision_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,5 +112,6 @@ class RequestContext:
     limits: LeadLimits | None = None  # the lead's limits in force
     rounds: tuple[RoundReport, ...] = ()  # the lead: findings of every finished round
     plans_rejected: int = 0  # the lead: delegate calls refused so far
-    wrap_up: bool = False  # a budget ran out: submit what you have
+    wrap_up: bool = False  # a budget ran out: submit what you have (the lead: write the report now)
     judging: Judging | None = None  # a judge: the report(s) to judge
+    dependencies: tuple[SubagentReport, ...] = ()  # a subagent: the finished tasks it depends on

@@ -14,6 +14,8 @@ from typing import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .plan_graph import graph_problems
+
 
 class QueryType(StrEnum):
     STRAIGHTFORWARD = "straightforward"  # one fact or definition
@@ -50,14 +52,32 @@ class Boundaries(BaseModel):
 class Budget(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_tool_calls: int = Field(8, ge=1, le=100, description="Tool calls the subagent may make in total.")
-    max_tokens: int = Field(60_000, ge=1_000, le=2_000_000, description="Model tokens (input+output) it may spend.")
+    max_tokens: int = Field(60_000, ge=1, le=2_000_000, description="Model tokens it may spend, every kind counted: input, output, cache writes and cache reads.")
     max_seconds: float = Field(90.0, gt=0, le=3600, description="Wall-clock time limit.")
+
+
+TASK_ID = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"
+
+
+class SuccessCriteria(BaseModel):
+    """What counts as done, checked in code on the findings (a miss triggers a replanning strategy)."""
+
+    model_config = ConfigDict(extra="forbid")
+    description: str = Field("", description="What counts as done, in words (shown to the subagent).")
+    min_claims: int = Field(1, ge=0, le=50, description="The fewest sourced claims the findings must have.")
+    must_mention: list[str] = Field(default_factory=list,
+                                    description="Words or names the claims must mention (case-insensitive).")
 
 
 class Delegation(BaseModel):
     """One task for one subagent."""
 
     model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(None, pattern=TASK_ID,
+                           description="A short id for this task, so other tasks of the plan can depend on it.")
+    depends_on: list[str] = Field(default_factory=list,
+                                  description="Ids of tasks in this plan that must finish first; their findings "
+                                              "are handed to this task to read.")
     objective: str = Field(min_length=3, description="What to find out, as a precise question or goal.")
     output_format: str = Field(
         "Up to 8 claims, each one or two sentences quoted or closely paraphrased from a source, with its source ids.",
@@ -67,6 +87,10 @@ class Delegation(BaseModel):
     boundaries: Boundaries = Field(default_factory=Boundaries)
     budget: Budget = Field(default_factory=Budget)
     queries: list[str] = Field(default_factory=list, description="Optional starting search queries.")
+    success_criteria: SuccessCriteria | None = Field(
+        None, description="What counts as done; findings that miss it are retried, skipped or replanned.")
+    critical: bool = Field(True, description="false: the report can do without this task; if it fails it is "
+                                             "skipped (and said so) instead of replanned.")
 
     @field_validator("objective")
     @classmethod
@@ -75,11 +99,24 @@ class Delegation(BaseModel):
             raise ValueError("objective is blank")
         return v.strip()
 
+    @field_validator("success_criteria", mode="before")
+    @classmethod
+    def _criteria_in_words(cls, v: object) -> object:
+        return {"description": v} if isinstance(v, str) else v
+
 
 class Claim(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str = Field(min_length=1, description="One self-contained statement.")
     source_ids: list[str] = Field(min_length=1, description="Ids (S1, S2, …) of the retrieved sources that support it.")
+
+
+class CouldNotAccomplish(BaseModel):
+    """A subagent that cannot do its task says so, and what the lead could do instead."""
+
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field(min_length=1, description="Why the task cannot be done with these tools and boundaries.")
+    suggestion: str = Field("", description="What the lead could do instead: another tool, source, or objective.")
 
 
 class Findings(BaseModel):
@@ -93,6 +130,22 @@ class Findings(BaseModel):
     related: list[Claim] = Field(default_factory=list, description=(
         "Optional: passages close to the objective that do not answer it (possibly related). "
         "They never count as claims."))
+    could_not_accomplish: CouldNotAccomplish | None = Field(
+        None, description="Set when the task cannot be done as delegated (instead of drifting off-plan).")
+
+
+def unmet_criteria(findings: Findings, criteria: SuccessCriteria | None) -> list[str]:
+    """What the findings miss of the task's success criteria (empty: met, or none were set)."""
+    if criteria is None:
+        return []
+    missed = []
+    if len(findings.claims) < criteria.min_claims:
+        missed.append(f"{len(findings.claims)} claim(s), at least {criteria.min_claims} wanted")
+    said = " ".join(c.text for c in findings.claims).casefold()
+    absent = [t for t in criteria.must_mention if t.casefold() not in said]
+    if absent:
+        missed.append("the claims do not mention " + ", ".join(map(repr, absent)))
+    return missed
 
 
 class Plan(BaseModel):
@@ -127,4 +180,4 @@ def plan_problems(plan: Plan, *, tool_names: list[str], max_subagents: int) -> l
         if unknown:
             problems.append(f"task {i} names unknown tool(s) {', '.join(map(repr, unknown))}; "
                             f"available: {', '.join(tool_names)}")
-    return problems
+    return problems + graph_problems([(t.id, list(t.depends_on)) for t in plan.tasks])

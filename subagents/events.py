@@ -22,7 +22,7 @@ from typing import Any, Callable, ClassVar, Mapping, Protocol
 
 from pydantic import TypeAdapter
 
-from .context import AgentRole, AgentStatus
+from .context import AgentRole, AgentStatus, FailureCause, Strategy  # noqa: F401  (re-exported)
 from .delegation import Delegation, Findings, QueryType
 from .model import Block, RetryNotice, Usage
 from .storage import StorageError
@@ -38,6 +38,15 @@ class RunStatus(StrEnum):
     FAILED = "failed"
     INTERRUPTED = "interrupted"
     ESTIMATED = "estimated"
+    AWAITING_APPROVAL = "awaiting_approval"  # --plan-only: the plan waits for `research approve` / `reject`
+    REJECTED = "rejected"  # a person refused the plan; nothing more runs
+
+
+class ReviewDecision(StrEnum):
+    APPROVED = "approved"
+    EDITED = "edited"
+    REJECTED = "rejected"
+    DEFERRED = "deferred"  # left for later: the run stops awaiting approval
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,28 @@ class EstimateMade(Event):
 
 
 @dataclass(frozen=True)
+class RunBudgetReached(Event):
+    """A run budget was reached (max_cost, max_tokens, deadline): no new subagents start, running ones
+    submit what they have, the lead writes its report."""
+
+    kind: ClassVar[str] = "run_budget"
+    budget: str
+    used: float
+    limit: float
+
+
+@dataclass(frozen=True)
+class RunResumed(Event):
+    """The run continues in a new attempt (`research resume` / `approve`): the status it had, and torn
+    last lines the kill left (file -> bytes cut)."""
+
+    kind: ClassVar[str] = "run_resumed"
+    attempt: int
+    previous_status: str
+    repaired: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class RunEnded(Event):
     kind: ClassVar[str] = "run_end"
     status: RunStatus
@@ -129,6 +160,28 @@ class AgentStarted(Event):
     question: str | None = None
     delegation: Delegation | None = None
     prompts: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> {variant, sha256}
+
+
+@dataclass(frozen=True)
+class AttemptStarted(Event):
+    """The first line an agent writes in a resumed attempt; the lines before it are the earlier attempts'."""
+
+    kind: ClassVar[str] = "attempt"
+    attempt: int
+
+
+@dataclass(frozen=True)
+class SourceRegistered(Event):
+    """A retrieved passage got its source id (or more text): a resumed run rebuilds its sources from these."""
+
+    kind: ClassVar[str] = "source"
+    id: str
+    key: str
+    source_kind: str
+    title: str
+    locator: str
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -232,6 +285,34 @@ class PlanAccepted(Event):
     query_type: QueryType
     rationale: str
     tasks: list[PlannedTask]
+    diff: str = ""  # unified diff from the previous version's plan file
+
+
+@dataclass(frozen=True)
+class PlanReviewed(Event):
+    """A person's decision on a plan before it ran: approved, edited (into `edited_version`), rejected
+    or deferred (the run stops awaiting approval)."""
+
+    kind: ClassVar[str] = "plan_review"
+    version: int
+    round: int
+    decision: ReviewDecision
+    reason: str = ""
+    edited_version: int | None = None
+
+
+@dataclass(frozen=True)
+class ReplanDecided(Event):
+    """A task failed or missed its success criteria: the strategy chosen, the cause and the reason;
+    a retry or an alternative tool names the agent that runs next (and its tools)."""
+
+    kind: ClassVar[str] = "replan_decision"
+    agent_id: str
+    strategy: Strategy
+    cause: FailureCause
+    reason: str
+    next_agent_id: str | None = None
+    tools: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -298,6 +379,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     RunStarted, CorpusIndexed, PlanAccepted, PlanRejected, RoundStarted, RoundEnded, AgentStarted, MessageAdded,
     ModelRequested, ModelResponded, ModelRetried, ToolCalled, ToolReturned, ContextCondensed, BudgetExhausted,
     FindingsSubmitted, AgentFailed, AgentEnded, CitationChecked, ReportWritten, EstimateMade, RunEnded,
+    PlanReviewed, ReplanDecided, RunBudgetReached, RunResumed, AttemptStarted, SourceRegistered,
 )
 BY_KIND: Mapping[str, type[Event]] = {t.kind: t for t in EVENT_TYPES}
 
@@ -380,16 +462,18 @@ class Observer(Protocol):
 
 
 class Clock:
-    """Shared by all agents of a run so `t` values are comparable across agents."""
+    """Shared by all agents of a run so `t` values are comparable across agents. A resumed run's
+    clock starts where the earlier attempts' events stopped (`offset`), so `t` keeps growing."""
 
-    def __init__(self) -> None:
+    def __init__(self, offset: float = 0.0) -> None:
         self.t0 = time.monotonic()
+        self.offset = offset
 
     def restart(self) -> None:
         self.t0 = time.monotonic()
 
     def now(self) -> float:
-        return round(time.monotonic() - self.t0, 6)
+        return round(time.monotonic() - self.t0 + self.offset, 6)
 
 
 RUN_AGENT = "run"  # the agent id of run-level events (run start/end, citation check, report)
@@ -398,9 +482,12 @@ RUN_AGENT = "run"  # the agent id of run-level events (run start/end, citation c
 class EventBus:
     """One per run: stamps identity on events and delivers them to every observer, in order."""
 
-    def __init__(self, run_id: str, clock: Clock | None = None) -> None:
+    def __init__(self, run_id: str, clock: Clock | None = None, *, attempt: int = 1,
+                 next_seq: Mapping[str, int] | None = None) -> None:
         self.run_id = run_id
         self.clock = clock or Clock()
+        self.attempt = attempt  # > 1 in a resumed run
+        self.next_seq = dict(next_seq or {})  # a resumed run: per agent, the seq its next line gets
         self.observers: list[Observer] = []
         self._lock = threading.Lock()
         self._agents: dict[str, AgentEvents] = {}
@@ -418,7 +505,7 @@ class EventBus:
         """The event stream of one agent (the same object for the same id)."""
         with self._lock:
             if agent_id not in self._agents:
-                self._agents[agent_id] = AgentEvents(self, agent_id, parent_id)
+                self._agents[agent_id] = AgentEvents(self, agent_id, parent_id, seq=self.next_seq.get(agent_id, 0))
             return self._agents[agent_id]
 
     def run(self) -> "AgentEvents":
@@ -451,12 +538,14 @@ class EventBus:
 class AgentEvents:
     """Emits one agent's events with its identity; `turn` is set by the agent loop."""
 
-    def __init__(self, bus: EventBus, agent_id: str, parent_id: str | None) -> None:
+    def __init__(self, bus: EventBus, agent_id: str, parent_id: str | None, seq: int = 0) -> None:
         self.bus = bus
         self.agent_id = agent_id
         self.parent_id = parent_id
         self.turn = 0
-        self._seq = 0
+        self._seq = seq
+        # an agent that wrote lines in an earlier attempt marks where this attempt's lines begin
+        self._mark_attempt = seq > 0 and bus.attempt > 1 and agent_id != RUN_AGENT
         self._lock = threading.Lock()
 
     @property
@@ -464,6 +553,9 @@ class AgentEvents:
         return self.bus.clock
 
     def emit(self, event: Event) -> EventRecord:
+        if self._mark_attempt:
+            self._mark_attempt = False
+            self.emit(AttemptStarted(self.bus.attempt))
         with self._lock:
             record = EventRecord(
                 run_id=self.bus.run_id, agent_id=self.agent_id, parent_id=self.parent_id, seq=self._seq,

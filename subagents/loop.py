@@ -11,7 +11,7 @@ import hashlib
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 import trio
 
@@ -20,6 +20,7 @@ from .events import (AgentEvents, BudgetExhausted, ContextCondensed, MessageAdde
                      ToolCalled, ToolReturned)
 from .model import (Message, Model, ModelRequest, ModelResponse, StopReason, TextBlock, ToolChoice, ToolResultBlock,
                     ToolSpec, ToolUseBlock, Usage)
+from .ledger import Ledger
 from .tools import ToolContext, Toolbox
 
 MAX_CONTINUATIONS = 3
@@ -40,6 +41,8 @@ class LoopStop(StrEnum):
     TOKEN_BUDGET = "token_budget"
     TIME_BUDGET = "time_budget"
     MAX_TURNS = "max_turns"
+    RUN_BUDGET = "run_budget"  # the run's --max-cost / --max-tokens / --deadline was reached
+    HALTED = "halted"  # a tool stopped the agent (a plan awaiting approval, or refused by a person)
 
     @classmethod
     def of(cls, reason: StopReason) -> "LoopStop":
@@ -54,7 +57,7 @@ class LoopStop(StrEnum):
 @dataclass(frozen=True)
 class Limits:
     max_tool_calls: int | None = None
-    max_tokens: int | None = None  # input + output tokens over all calls
+    max_tokens: int | None = None  # every token kind (input, output, cache writes and reads) over all calls
     max_turns: int = 50
     exempt: frozenset[str] = frozenset()  # tools that do not count against max_tool_calls
 
@@ -76,6 +79,9 @@ class LoopState:
     stop: LoopStop | None = None
     final_text: str = ""
     terminal: Any = None  # the validated input of the terminal tool that ended the loop
+    halted: bool = False  # a tool raised StopAgent: the loop ends without answering the call
+    tool_errors: dict[str, int] = field(default_factory=dict)  # per tool: calls that ran and failed
+    tool_successes: dict[str, int] = field(default_factory=dict)  # per tool: calls that ran and succeeded
 
 
 # A hook that may rewrite the conversation before each call (context budget); returns notes.
@@ -100,6 +106,8 @@ class AgentSpec:
     context_hook: ContextHook | None = None
     continue_prompt: str = ""  # sent when a reply was cut off by the output limit
     stream: bool = False
+    ledger: Ledger | None = None  # the run-wide ledger every call passes through
+    wrap_up: bool = False  # the agent's wrap-up: allowed one call past the run budget, not cut by the deadline
 
 
 def add_message(state: LoopState, events: AgentEvents, message: Message) -> None:
@@ -107,25 +115,35 @@ def add_message(state: LoopState, events: AgentEvents, message: Message) -> None
     events.emit(MessageAdded(message.role, list(message.content)))
 
 
-async def call_model(spec: AgentSpec, request: ModelRequest, state: LoopState) -> ModelResponse:
+async def call_model(spec: AgentSpec, request: ModelRequest, state: LoopState) -> ModelResponse | None:
+    """One model call, booked in the run's ledger. None: the run's deadline cut the call short."""
     await trio.lowlevel.checkpoint()  # a cancelled run stops here, even when models and tools never block
     spec.events.emit(ModelRequested(
         model=spec.model.name, system_sha256=hashlib.sha256(request.system.encode("utf-8")).hexdigest()[:16],
         tools=[t.name for t in request.tools], tool_choice=str(request.tool_choice), max_tokens=request.max_tokens,
         n_messages=len(request.messages)))
     started = time.monotonic()
-    response = await spec.model.complete(request)
+    deadline = spec.ledger.deadline_at() if spec.ledger is not None and not spec.wrap_up else float("inf")
+    response = None
+    with trio.move_on_at(deadline):
+        response = await spec.model.complete(request)
+    if response is None:
+        return None
     took = round(time.monotonic() - started, 4)
     state.usage = state.usage + response.usage
     state.calls.append(CallRecord(response.model or spec.model.name, response.usage, took))
     spec.events.emit(ModelResponded(list(response.content), str(response.stop_reason), response.usage,
                                     response.model or spec.model.name, took))
+    if spec.ledger is not None:  # after the response is recorded: a line it crosses comes after it
+        spec.ledger.charge(response.usage, response.model or spec.model.name)
     return response
 
 
-async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopState) -> list[ToolResultBlock]:
+async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopState,
+                         announced: Collection[str] = ()) -> list[ToolResultBlock]:
     """Run one turn's tool calls concurrently; calls past the tool budget are refused.
-    A terminal tool's success is recorded in `state.terminal`."""
+    A terminal tool's success is recorded in `state.terminal`. Calls in `announced` already have
+    their tool_call event (a resumed run answering a call made before the crash)."""
     await trio.lowlevel.checkpoint()  # a cancelled run runs no more tools
     results: list[ToolResultBlock | None] = [None] * len(uses)
     limits = spec.limits
@@ -133,18 +151,24 @@ async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopS
     for use in uses:  # the budget is checked in the order of the calls, before any runs
         counted = use.name not in limits.exempt
         ok = not (counted and limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls)
-        state.tool_calls += counted and ok
+        state.tool_calls += counted and ok and use.id not in announced  # a call answered again is not a new one
         admitted.append(ok)
 
     async def one(i: int, use: ToolUseBlock) -> None:
-        spec.events.emit(ToolCalled(use.id, use.name, use.input))
+        if use.id not in announced:
+            spec.events.emit(ToolCalled(use.id, use.name, use.input))
         started = time.monotonic()
         if not admitted[i]:
             res = ToolResultBlock(use.id, "Refused: the tool-call budget of this agent is exhausted.", is_error=True)
         else:
             outcome = await spec.toolbox.run(use, spec.allowed, spec.tool_ctx)
             res = outcome.result
-            if outcome.terminal and state.terminal is None:
+            if outcome.ran:
+                tally = state.tool_errors if res.is_error else state.tool_successes
+                tally[use.name] = tally.get(use.name, 0) + 1
+            if outcome.halt:
+                state.halted = True
+            elif outcome.terminal and state.terminal is None:
                 state.terminal = outcome.args
         results[i] = res
         spec.events.emit(ToolReturned(use.id, use.name, res.is_error, res.content,
@@ -160,17 +184,23 @@ def _budget_stop(spec: AgentSpec, state: LoopState) -> LoopStop | None:
     limits = spec.limits
     if state.turns >= limits.max_turns:
         return LoopStop.MAX_TURNS
-    if limits.max_tokens is not None and state.usage.input_tokens + state.usage.output_tokens >= limits.max_tokens:
+    if limits.max_tokens is not None and state.usage.total() >= limits.max_tokens:
         return LoopStop.TOKEN_BUDGET
     if limits.max_tool_calls is not None and state.tool_calls >= limits.max_tool_calls and state.turns > 0:
         return LoopStop.TOOL_BUDGET
+    if spec.ledger is not None and not spec.ledger.admit(spec.events.agent_id, wrap_up=spec.wrap_up):
+        return LoopStop.RUN_BUDGET
     return None
 
 
 def _budget_event(stop: LoopStop, spec: AgentSpec, state: LoopState) -> BudgetExhausted:
+    if stop is LoopStop.RUN_BUDGET:
+        line = spec.ledger.reached if spec.ledger is not None else None
+        return BudgetExhausted(f"{stop.value}:{line.budget.value}" if line else stop.value,
+                               line.used if line else None, line.limit if line else None)
     used, limit = {
         LoopStop.MAX_TURNS: (state.turns, spec.limits.max_turns),
-        LoopStop.TOKEN_BUDGET: (state.usage.input_tokens + state.usage.output_tokens, spec.limits.max_tokens),
+        LoopStop.TOKEN_BUDGET: (state.usage.total(), spec.limits.max_tokens),
         LoopStop.TOOL_BUDGET: (state.tool_calls, spec.limits.max_tool_calls),
     }[stop]
     return BudgetExhausted(stop.value, used, limit)
@@ -183,6 +213,22 @@ def _condense(spec: AgentSpec, state: LoopState, specs: list[ToolSpec]) -> None:
     if notes:
         state.messages = new_messages
         spec.events.emit(ContextCondensed(notes))
+
+
+async def answer_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopState,
+                            announced: Collection[str] = ()) -> bool:
+    """Run a turn's tool calls and append their results; True when that ends the loop (a terminal
+    tool succeeded, or a tool halted the agent: then the calls stay unanswered, to be run again
+    when the run resumes)."""
+    results = await run_tool_calls(spec, uses, state, announced)
+    if state.halted:
+        state.stop = LoopStop.HALTED
+        return True
+    add_message(state, spec.events, Message("user", list(results)))
+    if state.terminal is not None:
+        state.stop = LoopStop.DONE
+        return True
+    return False
 
 
 async def agent_loop(spec: AgentSpec, state: LoopState) -> LoopState:
@@ -203,13 +249,16 @@ async def agent_loop(spec: AgentSpec, state: LoopState) -> LoopState:
                                max_tokens=spec.max_tokens, tool_choice=spec.tool_choice, context=spec.context(),
                                stream=spec.stream, on_retry=spec.events.retry_reporter())
         response = await call_model(spec, request, state)
+        if response is None:  # the run's deadline passed during the call
+            if spec.ledger is not None:
+                spec.ledger.check()
+            spec.events.emit(_budget_event(LoopStop.RUN_BUDGET, spec, state))
+            state.stop = LoopStop.RUN_BUDGET
+            return state
         add_message(state, spec.events, Message("assistant", response.content or [TextBlock("")]))
         uses = response.tool_uses()
         if uses:
-            results = await run_tool_calls(spec, uses, state)
-            add_message(state, spec.events, Message("user", list(results)))
-            if state.terminal is not None:
-                state.stop = LoopStop.DONE
+            if await answer_tool_calls(spec, uses, state):
                 return state
             continue
         text = response.text()

@@ -115,6 +115,11 @@ class Usage:
             self.cache_read_input_tokens + other.cache_read_input_tokens,
         )
 
+    def total(self) -> int:
+        """Every token kind: input, output, cache writes and cache reads (what budgets count)."""
+        return (self.input_tokens + self.output_tokens + self.cache_creation_input_tokens
+                + self.cache_read_input_tokens)
+
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
 

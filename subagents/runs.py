@@ -28,9 +28,10 @@ from typing import Any, Iterable
 
 from .context import AgentRole, AgentStatus
 from .delegation import Delegation, Findings
-from .events import (RUN_AGENT, AgentEnded, AgentFailed, AgentStarted, CitationChecked, EstimateMade, EventRecord,
-                     FindingsSubmitted, ModelResponded, PlanAccepted, PlanRejected, ReportWritten, RoundEnded,
-                     RoundStarted, RunEnded, RunStarted, RunStatus, ToolCalled)
+from .events import (RUN_AGENT, AgentEnded, AgentFailed, AgentStarted, AttemptStarted, CitationChecked, EstimateMade,
+                     EventRecord, FindingsSubmitted, ModelResponded, PlanAccepted, PlanRejected, PlanReviewed,
+                     ReplanDecided, ReportWritten, RoundEnded, RoundStarted, RunBudgetReached, RunEnded, RunResumed,
+                     RunStarted, RunStatus, SourceRegistered, ToolCalled)
 from .loop import CallRecord
 from .model import Usage
 from .models.pricing import add_costs, cost
@@ -71,12 +72,20 @@ class AgentTrace:
     ended: float | None = None
     findings: Findings | None = None
     records: list[EventRecord] = field(default_factory=list)
+    attempts: int = 1  # attempts this agent wrote lines in (a resumed run reruns or continues it)
+    last_seq: int = -1  # the seq of its last line (a resumed attempt continues after it)
+    _earlier_tool_calls: int = 0
 
     def apply(self, rec: EventRecord, keep: bool = True) -> None:
         if keep:
             self.records.append(rec)
         e = rec.event
         self.turns = max(self.turns, rec.turn)
+        self.last_seq = max(self.last_seq, rec.seq)
+        if isinstance(e, AttemptStarted):  # earlier attempts' usage and calls stay counted
+            self.attempts += 1
+            self.status, self.ended, self._earlier_tool_calls = AgentStatus.RUNNING, None, self.tool_calls
+            return
         if isinstance(e, AgentStarted):
             self.role, self.model, self.round = e.role, e.model, e.round
             self.question, self.delegation, self.allowed_tools = e.question, e.delegation, list(e.allowed_tools)
@@ -90,9 +99,10 @@ class AgentTrace:
             self.findings = e.findings
         elif isinstance(e, AgentFailed):
             self.error = e.error
-        elif isinstance(e, AgentEnded):
+        elif isinstance(e, AgentEnded):  # usage stays the sum of the calls: every attempt's, not the last one's
             self.status, self.stop, self.error = e.status, e.stop, e.error or self.error
-            self.usage, self.tool_calls, self.turns, self.ended = e.usage, e.tool_calls, e.turns, rec.t
+            self.tool_calls = self._earlier_tool_calls + e.tool_calls
+            self.turns, self.ended = max(self.turns, e.turns), rec.t
 
     @property
     def finished(self) -> bool:
@@ -129,10 +139,17 @@ class RunTrace:
     report_path: str | None = None
     prompts: dict[str, dict[str, str]] = field(default_factory=dict)
     last_t: float = 0.0
+    reviews: list[PlanReviewed] = field(default_factory=list)
+    decisions: list[ReplanDecided] = field(default_factory=list)
+    budget_reached: RunBudgetReached | None = None
+    attempts: list[RunResumed] = field(default_factory=list)  # every resumption, in order
+    sources: list[tuple[str, SourceRegistered]] = field(default_factory=list)  # (agent id, registration)
+    last_seqs: dict[str, int] = field(default_factory=dict)  # per agent id (the run's own stream too)
 
     def apply(self, rec: EventRecord, keep: bool = True) -> None:
         self.run_id = self.run_id or rec.run_id
         self.last_t = max(self.last_t, rec.t)
+        self.last_seqs[rec.agent_id] = max(self.last_seqs.get(rec.agent_id, -1), rec.seq)
         if rec.agent_id == RUN_AGENT:
             self._apply_run(rec)
             return
@@ -147,6 +164,12 @@ class RunTrace:
             self.plans.append(e)
         elif isinstance(e, PlanRejected):
             self.rejections.append(e)
+        elif isinstance(e, PlanReviewed):
+            self.reviews.append(e)
+        elif isinstance(e, ReplanDecided):
+            self.decisions.append(e)
+        elif isinstance(e, SourceRegistered):
+            self.sources.append((rec.agent_id, e))
         elif isinstance(e, RoundStarted):
             self.rounds[e.round] = RoundTrace(e.round, list(e.agent_ids), rec.t)
         elif isinstance(e, RoundEnded) and e.round in self.rounds:
@@ -165,6 +188,26 @@ class RunTrace:
         elif isinstance(e, RunEnded):
             self.status, self.error, self.finished_at = e.status, e.error, rec.ts
             self.prompts.update(e.prompts)
+        elif isinstance(e, RunBudgetReached):
+            self.budget_reached = e
+        elif isinstance(e, RunResumed):
+            self.attempts.append(e)
+            self.status, self.error, self.finished_at = RunStatus.RUNNING, None, None
+        elif isinstance(e, SourceRegistered):
+            self.sources.append((rec.agent_id, e))
+
+    @property
+    def attempt(self) -> int:
+        """The number of the latest attempt (1 for a run never resumed)."""
+        return 1 + len(self.attempts)
+
+    def source_registry(self) -> SourceRegistry:
+        """The run's sources rebuilt from their registration events, with their ids."""
+        registry = SourceRegistry()
+        for agent_id, e in self.sources:
+            registry.restore(source_id=e.id, key=e.key, kind=e.source_kind, title=e.title, locator=e.locator,
+                             text=e.text, agent_id=agent_id if agent_id != RUN_AGENT else "", meta=e.meta)
+        return registry
 
     @property
     def question(self) -> str:

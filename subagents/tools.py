@@ -23,6 +23,11 @@ class ToolError(Exception):
     """A failure the agent should read (bad argument, refused URL, replay miss, …)."""
 
 
+class StopAgent(Exception):
+    """Raised by a tool to end its agent's loop without answering the call (the lead's plan awaits
+    a person's approval, or a person refused it). The call is answered when the run resumes."""
+
+
 @dataclass
 class ToolContext:
     """What a tool may know about its caller. Tools never see the caller's conversation."""
@@ -55,6 +60,8 @@ class ToolOutcome:
     result: ToolResultBlock
     args: BaseModel | None = None
     terminal: bool = False  # a terminal tool succeeded
+    ran: bool = False  # the tool itself ran (not refused, unknown or given invalid input)
+    halt: bool = False  # the tool raised StopAgent
 
 
 def format_validation_error(err: ValidationError) -> str:
@@ -108,11 +115,14 @@ class Toolbox:
             return _error(use, f"Invalid input for {use.name}: {format_validation_error(e)}")
         try:
             content = await tool.run(args, ctx)
+        except StopAgent as e:
+            return ToolOutcome(ToolResultBlock(use.id, str(e)), args, ran=True, halt=True)
         except ToolError as e:
-            return _error(use, f"{use.name} failed: {e}")
+            return ToolOutcome(ToolResultBlock(use.id, f"{use.name} failed: {e}", is_error=True), ran=True)
         except Exception as e:  # a tool bug must not kill the agent; the model reads it
-            return _error(use, f"{use.name} failed unexpectedly: {type(e).__name__}: {e}")
-        return ToolOutcome(ToolResultBlock(use.id, content), args, tool.terminal)
+            return ToolOutcome(ToolResultBlock(use.id, f"{use.name} failed unexpectedly: {type(e).__name__}: {e}",
+                                               is_error=True), ran=True)
+        return ToolOutcome(ToolResultBlock(use.id, content), args, tool.terminal, ran=True)
 
 
 def _error(use: ToolUseBlock, message: str) -> ToolOutcome:

@@ -11,18 +11,22 @@ from __future__ import annotations
 import json
 import traceback
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import trio
+from pydantic import BaseModel, Field
 
-from .context import AgentRole, AgentStatus, RequestContext
+from .context import AgentRole, AgentStatus, RequestContext, SubagentReport
 from .delegation import Delegation, Findings, FindingsStatus
-from .events import AgentEnded, AgentEvents, AgentFailed, AgentStarted, FindingsSubmitted, MessageAdded
+from .events import (AgentEnded, AgentEvents, AgentFailed, AgentStarted, BudgetExhausted, FindingsSubmitted,
+                     MessageAdded)
+from .ledger import Ledger
 from .loop import AgentSpec, CallRecord, ContextHook, Limits, LoopState, LoopStop, add_message, agent_loop
-from .model import Message, Model, TextBlock, ToolChoice, ToolResultBlock, ToolUseBlock, Usage
+from .model import Message, Model, ModelAuthError, ModelError, TextBlock, ToolChoice, ToolResultBlock, ToolUseBlock, Usage
 from .prompting import PromptSet
 from .sources import SourceRegistry
-from .tool_names import SUBMIT_FINDINGS
-from .tools import Tool, ToolContext, ToolError, Toolbox
+from .tool_names import READ_FINDINGS, SUBMIT_FINDINGS
+from .tools import Tool, ToolContext, ToolError, Toolbox, untrusted
 
 WRAPUP_SECONDS = 30.0
 
@@ -42,6 +46,9 @@ class SubagentResult:
     started: float = 0.0
     ended: float = 0.0
     model: str = ""
+    retryable: bool = False  # it failed for a transient cause (a model error after the adapter's retries)
+    tool_errors: dict[str, int] = field(default_factory=dict)  # per tool: calls that ran and failed
+    tool_successes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -54,6 +61,7 @@ class SubagentRun:
     prompts: PromptSet
     max_tokens: int = 4096
     context_hook: ContextHook | None = None
+    ledger: Ledger | None = None  # the run-wide budget ledger
 
 
 def submit_findings_tool(sources: SourceRegistry, prompts: PromptSet) -> Tool:
@@ -68,29 +76,64 @@ def submit_findings_tool(sources: SourceRegistry, prompts: PromptSet) -> Tool:
     return Tool(SUBMIT_FINDINGS, prompts.render("submit_findings_tool"), Findings, run, terminal=True)
 
 
-def _task_message(delegation: Delegation, prompts: PromptSet) -> str:
-    return prompts.render(
+class ReadFindingsArgs(BaseModel):
+    task_id: str = Field(min_length=1, description="The id of a task yours depends on.")
+
+
+def findings_view(report: SubagentReport) -> dict[str, object]:
+    """A finished task's findings as another agent reads them (claims keep their source ids)."""
+    f = report.findings
+    return {"task_id": report.delegation.id, "agent_id": report.agent_id, "objective": report.delegation.objective,
+            "status": report.status.value, "summary": f.summary, "claims": [c.model_dump() for c in f.claims],
+            "open_questions": f.open_questions,
+            "related": [c.model_dump() for c in f.related] or None,
+            "could_not_accomplish": f.could_not_accomplish.model_dump() if f.could_not_accomplish else None}
+
+
+def read_findings_tool(dependencies: Sequence[SubagentReport], prompts: PromptSet) -> Tool:
+    """`read_findings`: the findings of a task this one depends on, by task id (and only those)."""
+    by_id = {d.delegation.id or d.agent_id: d for d in dependencies}
+
+    async def run(args: ReadFindingsArgs, ctx: ToolContext) -> str:
+        report = by_id.get(args.task_id)
+        if report is None:
+            raise ToolError(f"no finished task {args.task_id!r} to read; yours depends on {', '.join(by_id)}")
+        return untrusted(f"findings of task {args.task_id}", findings_view(report))
+
+    return Tool(READ_FINDINGS, prompts.render("read_findings_tool"), ReadFindingsArgs, run)
+
+
+def _task_message(delegation: Delegation, prompts: PromptSet, dependencies: Sequence[SubagentReport] = ()) -> str:
+    text = prompts.render(
         "subagent_task",
         objective=delegation.objective,
         # "</" escaped (valid JSON): text in the delegation cannot close the <delegation> tag
-        delegation_json=json.dumps(delegation.model_dump(mode="json"), indent=1,
+        delegation_json=json.dumps(delegation.model_dump(mode="json", exclude_none=True), indent=1,
                                    ensure_ascii=False).replace("</", "<\\/"),
     )
+    if dependencies:
+        listed = "\n".join(f"- {d.delegation.id or d.agent_id} ({d.status.value}, {len(d.findings.claims)} claim(s)): "
+                           f"{d.delegation.objective}" for d in dependencies)
+        text += "\n\n" + prompts.render("subagent_dependencies", tasks=listed.replace("</", "<\\/"))
+    return text
 
 
-def _agent_spec(delegation: Delegation, agent_id: str, run: SubagentRun, events: AgentEvents) -> AgentSpec:
+def _agent_spec(delegation: Delegation, agent_id: str, run: SubagentRun, events: AgentEvents,
+                dependencies: Sequence[SubagentReport] = ()) -> AgentSpec:
     given = [n for n in delegation.tools if n in run.toolbox]
-    tools = Toolbox([run.toolbox.get(n) for n in given] + [submit_findings_tool(run.sources, run.prompts)])
-    allowed = given + [SUBMIT_FINDINGS]
+    extra = [read_findings_tool(dependencies, run.prompts)] if dependencies else []
+    tools = Toolbox([run.toolbox.get(n) for n in given] + extra + [submit_findings_tool(run.sources, run.prompts)])
+    allowed = given + [t.name for t in extra] + [SUBMIT_FINDINGS]
     context = RequestContext(role=AgentRole.SUBAGENT, agent_id=agent_id, allowed_tools=tuple(allowed),
-                             delegation=delegation)
+                             delegation=delegation, dependencies=tuple(dependencies))
     return AgentSpec(
         model=run.model, system=run.prompts.render("subagent_system", tools=", ".join(allowed)), toolbox=tools,
         allowed=allowed, tool_ctx=ToolContext(agent_id=agent_id, sources=run.sources), events=events,
         context=lambda: context,
         limits=Limits(max_tool_calls=delegation.budget.max_tool_calls, max_tokens=delegation.budget.max_tokens,
                       exempt=frozenset({SUBMIT_FINDINGS})),
-        max_tokens=run.max_tokens, context_hook=run.context_hook, continue_prompt=run.prompts.render("continue"))
+        max_tokens=run.max_tokens, context_hook=run.context_hook, continue_prompt=run.prompts.render("continue"),
+        ledger=run.ledger)
 
 
 def _findings_of(state: LoopState) -> Findings:
@@ -106,20 +149,21 @@ def _findings_of(state: LoopState) -> Findings:
 
 
 async def run_subagent(delegation: Delegation, *, agent_id: str, run: SubagentRun, events: AgentEvents,
-                       round_no: int | None = None) -> SubagentResult:
-    spec = _agent_spec(delegation, agent_id, run, events)
+                       round_no: int | None = None, dependencies: Sequence[SubagentReport] = ()) -> SubagentResult:
+    spec = _agent_spec(delegation, agent_id, run, events, dependencies)
     state = LoopState(messages=[])
     result = SubagentResult(agent_id, delegation, Findings(status=FindingsStatus.FAILED), AgentStatus.FAILED,
                             started=events.clock.now(), model=run.model.name)
     events.emit(AgentStarted(role=AgentRole.SUBAGENT, model=run.model.name, allowed_tools=list(spec.allowed),
                              round=round_no, delegation=delegation, prompts=run.prompts.manifest()))
     try:
-        await _work(spec, state, delegation, run.prompts)
+        await _work(spec, state, delegation, run.prompts, dependencies)
         result.stop = str(state.stop)
         result.findings = _findings_of(state)
         result.status = AgentStatus(result.findings.status.value)
     except Exception as e:  # a failing subagent reports; it never takes its siblings down
         result.status, result.error = AgentStatus.FAILED, f"{type(e).__name__}: {e}"
+        result.retryable = isinstance(e, ModelError) and not isinstance(e, ModelAuthError)
         result.findings = Findings(status=FindingsStatus.FAILED, open_questions=[f"Subagent failed: {result.error}"])
         events.emit(AgentFailed(result.error, traceback.format_exc(limit=8)))
     except BaseException as e:  # cancelled or interrupted: record, then let it propagate
@@ -137,15 +181,24 @@ async def run_subagent(delegation: Delegation, *, agent_id: str, run: SubagentRu
 def _fill(result: SubagentResult, state: LoopState, events: AgentEvents) -> None:
     result.usage, result.calls = state.usage, state.calls
     result.tool_calls, result.turns = state.tool_calls, state.turns
+    result.tool_errors, result.tool_successes = dict(state.tool_errors), dict(state.tool_successes)
     result.ended = events.clock.now()
 
 
-async def _work(spec: AgentSpec, state: LoopState, delegation: Delegation, prompts: PromptSet) -> None:
-    add_message(state, spec.events, Message("user", [TextBlock(_task_message(delegation, prompts))]))
-    with trio.move_on_after(delegation.budget.max_seconds) as scope:
+async def _work(spec: AgentSpec, state: LoopState, delegation: Delegation, prompts: PromptSet,
+                dependencies: Sequence[SubagentReport] = ()) -> None:
+    add_message(state, spec.events, Message("user", [TextBlock(_task_message(delegation, prompts, dependencies))]))
+    own = trio.current_time() + delegation.budget.max_seconds
+    run_deadline = spec.ledger.deadline_at() if spec.ledger is not None else float("inf")
+    with trio.move_on_at(min(own, run_deadline)) as scope:
         await agent_loop(spec, state)
     if scope.cancelled_caught:
-        state.stop = LoopStop.TIME_BUDGET
+        state.stop = LoopStop.RUN_BUDGET if run_deadline <= own else LoopStop.TIME_BUDGET
+        if spec.ledger is not None:
+            spec.ledger.check()
+        spec.events.emit(BudgetExhausted("run_budget:deadline" if state.stop is LoopStop.RUN_BUDGET else
+                                         LoopStop.TIME_BUDGET.value, None, delegation.budget.max_seconds
+                                         if state.stop is LoopStop.TIME_BUDGET else None))
     if state.terminal is None:
         await _wrap_up(spec, state, prompts)
 
@@ -163,13 +216,15 @@ async def _wrap_up(spec: AgentSpec, state: LoopState, prompts: PromptSet) -> Non
         add_message(state, spec.events, Message("user", [note]))
     stop = state.stop
     base = spec.context()
+    past_the_line = spec.ledger is not None and spec.ledger.stopped  # one call only: the run's budget is spent
     wrap = AgentSpec(
         model=spec.model, system=spec.system, toolbox=spec.toolbox, allowed=[SUBMIT_FINDINGS], tool_ctx=spec.tool_ctx,
         events=spec.events,
         context=lambda: RequestContext(role=base.role, agent_id=base.agent_id, allowed_tools=(SUBMIT_FINDINGS,),
-                                       delegation=base.delegation, wrap_up=True),
-        limits=Limits(max_turns=state.turns + 2, exempt=frozenset({SUBMIT_FINDINGS})), max_tokens=spec.max_tokens,
-        tool_choice=ToolChoice.tool(SUBMIT_FINDINGS), continue_prompt=spec.continue_prompt)
+                                       delegation=base.delegation, wrap_up=True, dependencies=base.dependencies),
+        limits=Limits(max_turns=state.turns + (1 if past_the_line else 2), exempt=frozenset({SUBMIT_FINDINGS})),
+        max_tokens=spec.max_tokens, tool_choice=ToolChoice.tool(SUBMIT_FINDINGS), continue_prompt=spec.continue_prompt,
+        ledger=spec.ledger, wrap_up=True)
     with trio.move_on_after(WRAPUP_SECONDS):
         await agent_loop(wrap, state)
     state.stop = stop

@@ -26,7 +26,7 @@ def small_corpus(tmp: Path) -> Path:
 SMALL = {
     "bench_corpus.py": lambda tmp: ["--root", str(small_corpus(tmp))],
     "bench_research.py": lambda tmp: ["--corpus", str(small_corpus(tmp)), "--questions", "2"],
-    "bench_parallel.py": lambda tmp: ["--latency", "0.01", "--tps", "100000"],  # the default 10 subagents
+    "bench_parallel.py": lambda tmp: ["--latency", "0.01", "--tps", "100000", "--dependent", "3"],  # 10 subagents, a DAG
     "bench_extract.py": lambda tmp: ["--root", str(PYTHON_DOCS), "--pages", "3"],
     "bench_startup.py": lambda tmp: ["--repeat", "1"],
     "bench_compare.py": lambda tmp: ["--questions", "2", "--parallel", "2", "--latency", "0.01", "--tps", "100000"],

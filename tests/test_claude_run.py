@@ -358,7 +358,9 @@ async def test_retry_after_429_and_a_subagent_whose_calls_keep_failing(tmp_path:
     m = manifest(d)
     assert m["status"] == "completed"
     status = {a["agent_id"]: a["status"] for a in m["agents"]}
-    assert status == {"lead": "ok", "r1-sub1": "ok", "r1-sub2": "failed", "r1-sub3": "ok"}
+    # a model error is retried once more in code (replanning strategy: retry), as a second attempt
+    assert status == {"lead": "ok", "r1-sub1": "ok", "r1-sub2": "failed", "r1-sub2-a2": "failed", "r1-sub3": "ok"}
+    assert [(d["agent_id"], d["strategy"], d["cause"]) for d in m["replans"]][:1] == [("r1-sub2", "retry", "model_error")]
 
     # the 429 was retried, and the retry is in the subagent's transcript
     retries = [e["data"] for e in events(d, "r1-sub1") if e["kind"] == "model_retry"]
@@ -368,7 +370,7 @@ async def test_retry_after_429_and_a_subagent_whose_calls_keep_failing(tmp_path:
 
     # 529 until retries ran out (max_retries=1: two attempts): the subagent failed, visibly
     gather = [r for r in srv.requests if is_sub(r.body) and delegation_of(r.body)["objective"] == TASKS[1]["objective"]]
-    assert [r.status for r in gather] == [529, 529]
+    assert [r.status for r in gather] == [529, 529, 529, 529]  # two attempts of the task, two calls each
     ev2 = events(d, "r1-sub2")
     assert [e["data"]["status"] for e in ev2 if e["kind"] == "model_retry"] == [529]
     err = [e for e in ev2 if e["kind"] == "error"]

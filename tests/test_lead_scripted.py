@@ -185,12 +185,14 @@ async def test_failing_subagent_does_not_cancel_siblings(tmp_path: Path) -> None
     per = {
         "r1-sub1": [Step(tool_call("search_notes", {"query": "TaskGroup"}), delay=0.2), submit_first_hit],
         "r1-sub2": [ModelError("upstream exploded")],
+        "r1-sub2-a2": [ModelError("upstream exploded")],  # a model error is retried once, in code
         "r1-sub3": [Step(tool_call("search_notes", {"query": "gather"}), delay=0.2), submit_first_hit],
     }
     result = await run(tmp_path, lead, ScriptedModel(per_agent=per))
     m = result.manifest
     status = {a["agent_id"]: a["status"] for a in m["agents"]}
-    assert status == {"lead": "ok", "r1-sub1": "ok", "r1-sub2": "failed", "r1-sub3": "ok"}
+    assert status == {"lead": "ok", "r1-sub1": "ok", "r1-sub2": "failed", "r1-sub2-a2": "failed", "r1-sub3": "ok"}
+    assert [(d["agent_id"], d["strategy"]) for d in m["replans"]] == [("r1-sub2", "retry"), ("r1-sub2-a2", "replan")]
     failed = next(a for a in m["agents"] if a["agent_id"] == "r1-sub2")
     assert "upstream exploded" in failed["error"]
     assert "## What is missing" in result.report and "upstream exploded" in result.report

@@ -434,6 +434,9 @@ async def test_injected_instructions_in_a_served_page_change_nothing(tmp_path: P
                 for block in e["data"]["content"]:
                     if METADATA in json.dumps(block):
                         assert block["type"] == "tool_result" and _inside_material_only(block["content"], METADATA)
+            elif e["kind"] == "source":  # the source registry's record (data, as in sources.json): text only
+                assert METADATA in e["data"]["text"]
+                assert METADATA not in json.dumps({k: v for k, v in e["data"].items() if k != "text"})
             else:
                 pytest.fail(f"{agent}: the injected URL leaked into a {e['kind']} event: {e['data']}")
     assert read_it  # the page was read, injection and all

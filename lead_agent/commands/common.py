@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any, Awaitable, Callable
 
 from ..terminal import neutralise
 
@@ -25,3 +26,34 @@ def err(msg: str) -> None:
 def out(text: str) -> None:
     """Print text that may hold retrieved or generated material: control sequences neutralised."""
     print(neutralise(text))
+
+
+async def run_until_signal(start: Callable[[], Awaitable[Any]]) -> tuple[Any, int | None]:
+    """Run `start()`; SIGTERM or SIGHUP (what `timeout`, docker, CI and a closed terminal send) cancel it,
+    so the run ends like Ctrl-C: status interrupted, usage kept. Returns (result, None), or (None, signal)."""
+    import signal
+
+    import trio
+
+    got: list[int] = []
+    result: Any = None
+    failure: BaseException | None = None
+    async with trio.open_nursery() as nursery:
+        async def watch() -> None:
+            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                async for signum in signals:
+                    got.append(signum)
+                    nursery.cancel_scope.cancel()
+                    return
+
+        nursery.start_soon(watch)
+        try:
+            result = await start()
+        except BaseException as e:  # raised below, outside the nursery (not wrapped in a group)
+            failure = e
+        nursery.cancel_scope.cancel()
+    if got:
+        return None, got[0]
+    if failure is not None:
+        raise failure
+    return result, None

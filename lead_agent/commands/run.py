@@ -80,6 +80,16 @@ def add_parser(sub: Any) -> None:
     output.add_argument("--otel", action="store_true",
                      help="export the run as OpenTelemetry spans (GenAI conventions) through OTLP/HTTP, configured "
                           "by the OTEL_EXPORTER_OTLP_* variables (needs the [otel] extra)")
+    gov = run.add_argument_group("approval, replanning and budgets")
+    gov.add_argument("--approve", action="store_true", default=None,
+                     help="show each plan before its subagents start: approve, edit (in $EDITOR) or reject it")
+    gov.add_argument("--plan-only", action="store_true", default=None,
+                     help="stop after writing the plan (status awaiting_approval); continue with "
+                          "`research approve RUN` or `research reject RUN`")
+    gov.add_argument("--max-replans", type=int, metavar="N", help="new plans after failed tasks (default 2)")
+    gov.add_argument("--max-cost", type=float, metavar="USD", help="stop the run at this cost (every token kind priced)")
+    gov.add_argument("--max-tokens", type=int, metavar="N", help="stop the run at this many tokens (every kind)")
+    gov.add_argument("--deadline", type=float, metavar="SECONDS", help="stop the run after this many seconds")
 
 
 def run_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -91,6 +101,8 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         provider=args.provider, base_url=args.base_url, requests_per_minute=args.requests_per_minute,
         tokens_per_minute=args.tokens_per_minute, web=args.web, web_cache=args.cache,
         allow_private_network=args.allow_private_network, estimate=args.estimate, mode=args.mode,
+        plan_only=args.plan_only, max_replans=args.max_replans, max_cost=args.max_cost, max_tokens=args.max_tokens,
+        deadline=args.deadline,
     )
 
 
@@ -165,41 +177,13 @@ def _close(observers: list[Any]) -> None:
             print(f"OpenTelemetry: {summary()}", file=sys.stderr)
 
 
-def main(args: argparse.Namespace) -> int:
-    import trio
+def reviewer() -> Any:
+    """The terminal plan reviewer (--approve), editing in $VISUAL / $EDITOR (read here, at the entry point)."""
+    import os
 
-    from ..api import RunFailed, is_interrupt, research
-    from ..settings import UsageError
+    from ..terminal_review import TerminalReviewer
 
-    seen = _RunDirSeen()
-    try:
-        otel = otel_observers(args)
-    except UsageError as e:
-        err(str(e))
-        return EXIT_USAGE
-    shown = progress_observers(args)
-    observers: list[Any] = [seen, *shown, *otel]
-    try:
-        result = trio.run(lambda: research(args.question, observers=observers, **run_options(args)))
-    except UsageError as e:
-        _close(observers)
-        err(str(e))
-        return EXIT_USAGE
-    except RunFailed as e:
-        _close(observers)
-        err(f"run failed: {e}")
-        print(f"Run saved to {e.run_dir} (status: failed)", file=sys.stderr)
-        return EXIT_FAILED
-    except (KeyboardInterrupt, BaseExceptionGroup) as e:
-        _close(observers)
-        if not is_interrupt(e):
-            raise
-        where = seen.path
-        print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted)" if where else ""),
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
-    _close(observers)
-    return print_result(result, json_progress=args.json_progress)
+    return TerminalReviewer(editor=os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
 
 
 def otel_observers(args: argparse.Namespace) -> list[Any]:
@@ -218,10 +202,76 @@ def otel_observers(args: argparse.Namespace) -> list[Any]:
     return [OtelExporter(exporter)]
 
 
-def print_result(result: Any, *, json_progress: bool = False) -> int:
-    if json_progress:  # stdout holds only JSON lines; the report is at the path of the `report` event
+def main(args: argparse.Namespace) -> int:
+    from ..api import research
+    from ..settings import UsageError
+
+    seen = _RunDirSeen()
+    try:
+        otel = otel_observers(args)
+    except UsageError as e:
+        err(str(e))
+        return EXIT_USAGE
+    observers: list[Any] = [seen, *progress_observers(args), *otel]
+    options = run_options(args)
+    if args.approve:
+        options["approve"] = reviewer()
+    try:
+        return execute_run(lambda: research(args.question, observers=observers, **options), seen,
+                           json_progress=args.json_progress)
+    finally:
+        _close(observers)
+
+
+def execute_run(start: Any, seen: Any, *, json_progress: bool = False) -> int:
+    """Run `start()` (a research, resume or approve) in trio; SIGTERM and SIGHUP end it like Ctrl-C.
+    Prints the outcome; returns the exit code."""
+    import trio
+
+    from ..api import RunFailed, is_interrupt
+    from ..settings import UsageError
+    from .common import run_until_signal
+
+    try:
+        result, signum = trio.run(run_until_signal, start)
+    except UsageError as e:
+        err(str(e))
+        return EXIT_USAGE
+    except RunFailed as e:
+        err(f"run failed: {e}")
+        print(f"Run saved to {e.run_dir} (status: failed)", file=sys.stderr)
+        return EXIT_FAILED
+    except (KeyboardInterrupt, BaseExceptionGroup) as e:
+        if not is_interrupt(e):
+            raise
+        signum = None
+        result = None
+    if result is None:
+        where = seen.path
+        print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted; "
+                                           f"continue it with `research resume {where}`)" if where else ""),
+              file=sys.stderr)
+        return 128 + signum if signum else EXIT_INTERRUPTED
+    return finish(result, json_progress=json_progress)
+
+
+def finish(result: Any, *, json_progress: bool = False) -> int:
+    """Print a finished run's report and where it was saved; the exit code of its status."""
+    if result.status == "awaiting_approval":
+        print(f"Plan saved to {result.run_dir}/ ({', '.join(result.manifest.get('plans', []))}); no subagents ran.\n"
+              f"Edit the plan file if you like, then: research approve {result.run_dir}   "
+              f"(or: research reject {result.run_dir})")
         return 0
+    if result.status == "rejected":
+        print(f"The plan was rejected; no subagents ran. Run saved to {result.run_dir}/")
+        return 0
+    if json_progress:  # stdout holds only JSON lines; the report is at the path of the `report` event
+        return EXIT_EMPTY if result.status == "completed_empty" else 0
     out(result.report)
+    stopped = (result.manifest.get("budget") or {}).get("stopped_by")
+    if stopped:
+        print(f"research: the run's {stopped} budget was reached; the report is written from what was found",
+              file=sys.stderr)
     if result.status == "estimated":
         print(f"Plan and estimate saved to {result.run_dir}/ (plan.v1.json, manifest.json); no subagents were run")
         return 0
