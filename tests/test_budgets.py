@@ -287,7 +287,8 @@ def test_max_cost_through_the_cli_against_the_messages_api(tmp_path: Path) -> No
             return tool_use(("delegate", plan(2) | {"tasks": [{"objective": f"part {i}", "tools": ["search_corpus"]}
                                                                 for i in (1, 2)]}))
         if body.get("tool_choice", {}).get("name") == "submit_findings":
-            return tool_use(("submit_findings", {"status": "partial", "claims": []}))
+            claim = {"text": "The harbour lighthouse was built in 1851 by the port authority.", "source_ids": ["S1"]}
+            return tool_use(("submit_findings", {"status": "partial", "claims": [claim]}))
         reply = tool_use(("search_corpus", {"query": "lighthouse"}))
         reply.usage = dict(cache_heavy)
         return reply

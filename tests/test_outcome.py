@@ -40,14 +40,15 @@ def lead_writing(report: str = "# Report\n\nNothing could be established.") -> S
 
 async def test_every_subagent_failing_with_an_error_fails_the_run(tmp_path: Path) -> None:
     boom = ModelError("claude-haiku: giving up after 5 attempts; last error: HTTP 529: overloaded")
-    sub = ScriptedModel(per_agent={"r1-sub1": [boom], "r1-sub2": [boom]})
+    # a model error is retried once in code (a second attempt, "-a2"): it fails again
+    sub = ScriptedModel(per_agent={a: [boom] for a in ("r1-sub1", "r1-sub2", "r1-sub1-a2", "r1-sub2-a2")})
     with pytest.raises(api.RunFailed, match="every subagent failed") as info:
         await research(tmp_path, lead_writing(), sub)
     d = info.value.run_dir
     m = manifest(d)
     assert m["status"] == "failed" and "every subagent failed (2)" in m["error"] and "HTTP 529" in m["error"]
     assert not (d / "report.md").exists()
-    assert [a["status"] for a in m["agents"] if a["role"] == "subagent"] == ["failed", "failed"]
+    assert [a["status"] for a in m["agents"] if a["role"] == "subagent"] == ["failed"] * 4
 
 
 async def test_subagents_that_found_nothing_give_completed_empty(tmp_path: Path) -> None:

@@ -162,7 +162,8 @@ async def test_past_the_replan_cap_the_lead_writes_the_report(tmp_path: Path) ->
     assert refused.is_error and "no replan is left (--max-replans 1" in refused.content
     assert not (result.run_dir / "agents" / "r3-sub1.jsonl").exists()
     assert "Write the final report now from the findings you have" in lead.calls[2].messages[-1].content[0].content
-    assert result.status == "completed" and result.manifest["plans"] == ["plan.v1.json", "plan.v2.json"]
+    # every attempt found nothing: the report is written, the run is completed_empty
+    assert result.status == "completed_empty" and result.manifest["plans"] == ["plan.v1.json", "plan.v2.json"]
 
 
 async def test_with_an_approver_a_person_decides_past_the_cap(tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ def test_show_reads_a_crashed_run_as_its_transcripts_say(finished: Path, tmp_pat
     crash(finished)
     proc = run_cli("show", str(finished), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(f"Run {finished.name}  [running]")
+    assert proc.stdout.startswith(f"Run {finished.name}  [running")
     row = next(line for line in proc.stdout.splitlines() if line.startswith("r1-sub2") and "|" in line)
     assert row.split("|")[1].rstrip().endswith("▶") and "running" in row
     agent = run_cli("show", str(finished), "--agent", "r1-sub2", cwd=tmp_path)
@@ -127,5 +127,5 @@ def test_follow_prints_a_run_as_it_grows_and_stops_at_its_end(finished: Path, tm
     lines = out.splitlines()
     assert all(re.match(r"\d\d:\d\d:\d\d ", line) for line in lines)
     text = "\n".join(lines)
-    assert text.index("round 1: 2 subagent(s)") < text.index("r1-sub1 started") < text.index("run completed")
-    assert text.count("round 1: 2 subagent(s)") == 1  # nothing printed twice
+    assert text.index("round 1: 2 task(s)") < text.index("r1-sub1 started") < text.index("run completed")
+    assert text.count("round 1: 2 task(s)") == 1  # nothing printed twice

@@ -18,7 +18,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("run", help="a run id (under --runs-dir) or a run directory")
     p.add_argument("--plan", type=Path, metavar="FILE",
                    help="the plan to run, edited (JSON or TOML; default: the run's latest plan file as it is now)")
-    p.add_argument("--runs-dir", default="runs", metavar="DIR")
+    p.add_argument("--runs-dir", default="runs", metavar="DIR", help="where runs are saved (default: ./runs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 

@@ -15,7 +15,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("reject", help="reject the plan a --plan-only run waits on; the run ends")
     p.add_argument("run", help="a run id (under --runs-dir) or a run directory")
     p.add_argument("--reason", default="", help="why (recorded with the decision)")
-    p.add_argument("--runs-dir", default="runs", metavar="DIR")
+    p.add_argument("--runs-dir", default="runs", metavar="DIR", help="where runs are saved (default: ./runs)")
 
 
 def main(args: argparse.Namespace) -> int:

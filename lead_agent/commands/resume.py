@@ -15,7 +15,7 @@ NAME = "resume"
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("resume", help="continue an interrupted, failed or killed run from its transcripts")
     p.add_argument("run", help="a run id (under --runs-dir) or a run directory")
-    p.add_argument("--runs-dir", default="runs", metavar="DIR")
+    p.add_argument("--runs-dir", default="runs", metavar="DIR", help="where runs are saved (default: ./runs)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
