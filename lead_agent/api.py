@@ -243,7 +243,7 @@ def _lead(prep: Prepared, bus: EventBus, sources: SourceRegistry, ledger: Ledger
 
         return single_for(LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
                                        concurrency=s.concurrency), bus, prep.lead_model, prep.toolbox, sources,
-                          prep.prompts, _context_hook(prep.lead_model, s.context_window))
+                          prep.prompts, _context_hook(prep.lead_model, s.context_window), ledger=ledger)
     approver = s.approve if callable(s.approve) else None
     return lead_for(LeadSettings(question=s.question, max_subagents=s.max_subagents, max_rounds=s.max_rounds,
                                  concurrency=s.concurrency, estimate=s.estimate, max_replans=s.max_replans,

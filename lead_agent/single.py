@@ -16,6 +16,7 @@ import trio
 from subagents.context import AgentRole, AgentStatus, RequestContext
 from subagents.delegation import Budget
 from subagents.events import AgentEnded, AgentFailed, AgentStarted, EventBus, MessageAdded
+from subagents.ledger import Ledger
 from subagents.loop import AgentSpec, ContextHook, Limits, LoopState, add_message, agent_loop
 from subagents.model import Message, Model, TextBlock, ToolChoice
 from subagents.prompting import PromptSet
@@ -45,8 +46,10 @@ class SingleAgent:
     """Drop-in for `Lead` in `api.execute`: `run_lead()` returns the draft report."""
 
     def __init__(self, *, settings: LeadSettings, bus: EventBus, model: Model, toolbox: Toolbox,
-                 sources: SourceRegistry, prompts: PromptSet, context_hook: ContextHook | None) -> None:
+                 sources: SourceRegistry, prompts: PromptSet, context_hook: ContextHook | None,
+                 ledger: Ledger | None = None) -> None:
         self.s = settings
+        self.ledger = ledger  # the run's budgets hold for the single agent too
         self.model = model
         self.toolbox = toolbox
         self.sources = sources
@@ -70,7 +73,7 @@ class SingleAgent:
             limits=Limits(max_tool_calls=self.budget.max_tool_calls, max_tokens=self.budget.max_tokens,
                           max_turns=self.budget.max_tool_calls + self.s.lead_max_turns),
             max_tokens=self.s.lead_max_tokens, context_hook=self.context_hook,
-            continue_prompt=self.prompts.render("continue"), stream=True)
+            continue_prompt=self.prompts.render("continue"), stream=True, ledger=self.ledger)
 
     async def run_lead(self) -> str:
         spec = self.agent_spec()
@@ -110,7 +113,8 @@ class SingleAgent:
         wrap = AgentSpec(model=spec.model, system=spec.system, toolbox=spec.toolbox, allowed=spec.allowed,
                          tool_ctx=spec.tool_ctx, events=spec.events, context=lambda: self.context(wrap_up=True),
                          limits=Limits(max_turns=state.turns + 1), max_tokens=spec.max_tokens,
-                         tool_choice=ToolChoice.none(), continue_prompt=spec.continue_prompt, stream=spec.stream)
+                         tool_choice=ToolChoice.none(), continue_prompt=spec.continue_prompt, stream=spec.stream,
+                         ledger=self.ledger, wrap_up=True)
         with trio.move_on_after(WRAPUP_SECONDS):
             await agent_loop(wrap, state)
         state.stop = stop if not state.final_text.strip() else state.stop
@@ -121,6 +125,6 @@ class SingleAgent:
 
 
 def single_for(settings: LeadSettings, bus: EventBus, model: Model, toolbox: Toolbox, sources: SourceRegistry,
-               prompts: PromptSet, context_hook: ContextHook | None) -> SingleAgent:
+               prompts: PromptSet, context_hook: ContextHook | None, ledger: Ledger | None = None) -> SingleAgent:
     return SingleAgent(settings=settings, bus=bus, model=model, toolbox=toolbox, sources=sources, prompts=prompts,
-                       context_hook=context_hook)
+                       context_hook=context_hook, ledger=ledger)

@@ -320,3 +320,19 @@ async def test_estimate_prices_like_the_ledger_and_compares_with_the_run_budget(
     assert "--max-cost $0.0001 is below the expected" in notes[0] and "stop early" in notes[0]
     assert notes[1].startswith("--max-tokens 1,000: about") and notes[1].endswith("the run would stop early")
     assert "run budget: --max-cost $0.0001" in result.report
+
+
+async def test_the_single_agent_is_held_to_the_run_budget(tmp_path: Path) -> None:
+    from subagents.model import Usage
+    from subagents.models.scripted import ScriptedModel, text, tool_call
+
+    from .conftest import note_tools
+
+    docs = {"lighthouse": "The harbour lighthouse was built in 1851 by the port authority."}
+    model = ScriptedModel([tool_call("search_notes", {"query": "lighthouse"}, usage=Usage(5_000, 100)),
+                           text(f"# L\n\n{docs['lighthouse']} [S1]")])
+    result = await api.research("When was the lighthouse built?", runs_dir=tmp_path, lead_model=model, mode="single",
+                                extra_tools=note_tools(docs), max_tokens=3_000, use_config_file=False, environ={})
+    assert result.manifest["budget"]["stopped_by"] == "max_tokens"
+    assert len(model.calls) == 2 and str(model.calls[1].tool_choice) == "none"  # the one wrap-up call
+    assert result.status == "completed"
