@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lead_agent.citations import check_citations, support_score
+from lead_agent.citations import SUPPORT_THRESHOLD, check_citations, support_score
 from subagents.sources import SourceRegistry
 
 
@@ -71,3 +71,46 @@ def test_space_separated_and_range_markers_are_checked_not_left_verbatim() -> No
     assert check.markers == 5 and check.supported == 2 and check.unsupported == 2 and check.unknown == 1
     body = report.split("## References")[0]
     assert "[S" not in body and body.count("cancelled [1].") == 2
+
+
+# Close paraphrase: real reports restate their sources. Each sentence's score is asserted too, so a
+# threshold moved far either way (to 0.3 or to 0.95) fails here.
+PARAPHRASES = [
+    ("As soon as one task in the group fails, the other remaining tasks get cancelled [S1].", "S1"),
+    ("When a task of the group fails with an exception, asyncio cancels the remaining tasks automatically [S1].", "S1"),
+    ("By default gather propagates the first exception raised straight to the awaiting task [S2].", "S2"),
+    ("Unless return_exceptions is set, the first exception raised goes immediately to whoever awaits gather() [S2].",
+     "S2"),
+]
+# Sentences that share the source's words but claim something it does not say.
+NOT_SAID = [
+    ("If a task fails, the group retries it three times before giving up on the remaining work [S1].", "S1"),
+    ("Tasks in a group share one event loop and run until the slowest finishes [S1].", "S1"),
+]
+
+
+def test_close_paraphrase_is_supported() -> None:
+    reg = registry()
+    for sentence, sid in PARAPHRASES:
+        assert 0.6 <= support_score(sentence, reg.get(sid).text) <= 0.9, sentence
+    report, check = check_citations("\n".join(s for s, _ in PARAPHRASES) + "\n", reg)
+    assert (check.markers, check.supported, check.pass_rate) == (4, 4, 1.0) and not check.issues
+    assert report.count("[1]") == 2 and report.count("[2]") == 2 and "## Citation check" not in report
+
+
+def test_a_sentence_sharing_words_but_not_the_claim_is_unsupported() -> None:
+    reg = registry()
+    scores = [support_score(s, reg.get(sid).text) for s, sid in NOT_SAID]
+    assert 0.35 <= scores[0] < 0.5 and 0.2 <= scores[1] < 0.35
+    report, check = check_citations("\n".join(s for s, _ in NOT_SAID) + "\n", reg)
+    assert check.unsupported == 2 and check.supported == 0 and "## References" not in report
+    assert [i.support for i in check.issues] == [round(s, 3) for s in scores]
+    assert f"support {scores[0]:.2f}" in report
+
+
+def test_support_exactly_at_the_threshold_passes() -> None:
+    reg = SourceRegistry()
+    reg.register(key="k", kind="corpus", title="t", locator="l", text="Lanterns glow.")
+    assert support_score("Lanterns flicker [S1].", "Lanterns glow.") == SUPPORT_THRESHOLD == 0.5
+    _, check = check_citations("Lanterns flicker [S1].\n", reg)
+    assert check.supported == 1
