@@ -295,3 +295,87 @@ async def test_dns_failure_and_malformed_urls_are_tool_errors(tmp_path: Path) ->
     assert "malformed" in await web.fetch_error("http://bad host.test/")
     invalid = await web.call("fetch_page", url="")
     assert invalid.is_error and "Invalid input" in invalid.content
+
+
+# ---------------------------------------------------------------- compressed bodies
+
+
+async def test_a_gzip_bomb_is_stopped_without_being_decoded_past_the_cap(server: FakeWebServer) -> None:
+    """100 MB of spaces is ~100 kB of gzip: one 64 kB chunk off the wire would expand to ~64 MB if it
+    were decoded whole before the cap is checked."""
+    import tracemalloc
+
+    url = server.gzip_bomb("/bomb.html", 100 * 1024 * 1024)
+    web = Harness(WebConfig(allow_private_network=True, cache_mode="off", max_bytes=1024 * 1024))
+    tracemalloc.start()
+    try:
+        err = await web.fetch_error(url)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "exceeds the 1048576-byte cap" in err
+    assert peak < 16 * 1024 * 1024, f"decoding peaked at {peak / 1e6:.0f} MB for a 1 MB cap"
+
+
+async def test_gzip_and_deflate_bodies_are_decoded(server: FakeWebServer, web: Harness) -> None:
+    import zlib
+
+    text = "Compressed field notes.\n\nThe heron stood still for an hour. " * 40
+    raw_deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    for path, kw in [("/g.txt", {"encoding": "gzip"}), ("/z.txt", {"encoding": "deflate"}),
+                     ("/raw.txt", {"headers": {"Content-Encoding": "deflate"}})]:
+        body = raw_deflate.compress(text.encode()) + raw_deflate.flush() if path == "/raw.txt" else text
+        page = await web.fetch(server.add(path, body, "text/plain", **kw))
+        assert "\n\n".join(p["text"] for p in page["passages"]) == text.strip(), path
+    assert server.requests[-1].headers["accept-encoding"] == "gzip, deflate"
+
+
+async def test_unusable_encodings_are_tool_errors(server: FakeWebServer, web: Harness) -> None:
+    br = server.add("/b.txt", b"\x8b\x02\x80hello\x03", "text/plain", headers={"Content-Encoding": "br"})
+    assert "content encoding 'br'" in await web.fetch_error(br)
+    broken = server.add("/broken.txt", b"\x1f\x8b\x08\x00not gzip at all", "text/plain",
+                        headers={"Content-Encoding": "gzip"})
+    assert "could not decode the compressed body" in await web.fetch_error(broken)
+
+
+# ---------------------------------------------------------------- HTTPS through the production transport
+
+HOST = "docs.example.test"
+
+
+@pytest.fixture
+def tls_server():
+    with FakeWebServer(tls=True, hostnames=(HOST,)) as srv:
+        srv.page("/a.html", ARTICLE_HTML)
+        yield srv
+
+
+def tls_harness(srv: FakeWebServer, monkeypatch: pytest.MonkeyPatch, *, trust: bool) -> Harness:
+    """The fetcher's own transport (no injected one); its CA store trusts the fake's CA only if `trust`."""
+    import subagents.web.fetch as fetch
+
+    monkeypatch.setattr(fetch, "_ssl_context", srv.client_ssl_context() if trust else None)
+    return Harness(WebConfig(allow_private_network=True, cache_mode="off",
+                             resolver=static_resolver({HOST: ["127.0.0.1"], "other.example.test": ["127.0.0.1"]})))
+
+
+async def test_https_fetch_pins_the_address_and_verifies_the_name_by_sni(
+        tls_server: FakeWebServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    web = tls_harness(tls_server, monkeypatch, trust=True)
+    page = await web.fetch(f"https://{HOST}:{tls_server.port}/a.html")
+    assert "always shows the same face" in page["passages"][0]["text"]
+    [rec] = tls_server.requests
+    assert rec.sni == HOST and rec.headers["host"] == f"{HOST}:{tls_server.port}"
+
+
+async def test_https_certificate_for_another_name_is_refused(
+        tls_server: FakeWebServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    web = tls_harness(tls_server, monkeypatch, trust=True)
+    err = await web.fetch_error(f"https://other.example.test:{tls_server.port}/a.html")
+    assert "could not fetch" in err and tls_server.requests == []
+
+
+async def test_https_from_an_unknown_ca_is_refused(tls_server: FakeWebServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    web = tls_harness(tls_server, monkeypatch, trust=False)  # the system CA store
+    err = await web.fetch_error(f"https://{HOST}:{tls_server.port}/a.html")
+    assert "could not fetch" in err and tls_server.requests == []
