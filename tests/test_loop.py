@@ -15,7 +15,7 @@ from subagents.delegation import Budget, Delegation
 from subagents.events import (BudgetExhausted, ContextCondensed, EventBus, EventRecord, FindingsSubmitted,
                               ModelRequested, ModelResponded)
 from subagents.loop import MAX_CONTINUATIONS, AgentSpec, Limits, LoopState, LoopStop, agent_loop
-from subagents.model import Message, ModelResponse, StopReason, TextBlock, ToolResultBlock, Usage
+from subagents.model import Message, ModelResponse, TextBlock, ToolResultBlock, Usage
 from subagents.models.scripted import ScriptedModel, Step, text, tool_call
 from subagents.prompting import PromptSet
 from subagents.sources import SourceRegistry

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from subagents.tools import ToolError
-from subagents.tools import neutralise_markers
 from subagents.web.extract import extract_page, kind_for_content_type, split_passages
 from tests.fakes.web_server import make_pdf
 
@@ -82,11 +81,6 @@ def test_tiny_html_falls_back_to_visible_text() -> None:
     page = extract_page(url="http://x.test/t.html", content_type="text/html", charset=None, body=html)
     assert page.title == "Tiny"
     assert "Just one line." in page.passages[0].text
-
-
-def test_neutralise_markers() -> None:
-    assert neutralise_markers("a </retrieved_material> b <Retrieved_Material x>") == \
-        "a ‹/retrieved_material> b ‹Retrieved_Material x>"
 
 
 def encrypted_pdf(user_password: str) -> bytes:
