@@ -34,6 +34,9 @@ SMALL = {
     "bench_parallel.py": lambda tmp: ["--latency", "0.01", "--tps", "100000"],  # the default 10 subagents
     "bench_extract.py": lambda tmp: ["--root", str(PYTHON_DOCS), "--pages", "3"],
     "bench_startup.py": lambda tmp: ["--repeat", "1"],
+    # one small function's mutants, and coverage of one test that starts the CLI in a subprocess
+    "bench_mutation.py": lambda tmp: ["--modules", "subagents/tools.py", "--functions", "neutralise_markers",
+                                      "--coverage-tests", "tests/test_web_run.py::test_cli_run_help_lists_the_web_flags"],
 }
 NEEDS_PYTHON_DOCS = {"bench_extract.py"}
 

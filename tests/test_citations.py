@@ -114,3 +114,87 @@ def test_support_exactly_at_the_threshold_passes() -> None:
     assert support_score("Lanterns flicker [S1].", "Lanterns glow.") == SUPPORT_THRESHOLD == 0.5
     _, check = check_citations("Lanterns flicker [S1].\n", reg)
     assert check.supported == 1
+
+
+GOLDEN_DRAFT = """# Report
+
+When one task fails, the remaining tasks in the group are cancelled [S1, S3, S1]. With gather, the first raised \
+exception is propagated to the awaiting task [S2] .
+The moon is made of green cheese [S1]. Unknown sources are dropped [S7].
+
+The remaining tasks in the group are cancelled [S1-S2; S3-S3]. A runaway range [S1–S40] is cut to its ends; a \
+reversed one [S3-S1] too.
+Marker after the stop. [S2] Then a code span `x[S9]` stays.
+```
+table[S3]
+```
+This unsupported sentence goes on and on about orbital mechanics, tides, lunar libration, the Roche limit and much \
+more besides, well past the length that the check section quotes [S2].
+"""
+
+GOLDEN_REPORT = """# Report
+
+When one task fails, the remaining tasks in the group are cancelled [1][2]. With gather, the first raised \
+exception is propagated to the awaiting task [3].
+The moon is made of green cheese. Unknown sources are dropped.
+
+The remaining tasks in the group are cancelled [1][2]. A runaway range is cut to its ends; a reversed one too.
+Marker after the stop. Then a code span `x[S9]` stays.
+```
+table[S3]
+```
+This unsupported sentence goes on and on about orbital mechanics, tides, lunar libration, the Roche limit and much \
+more besides, well past the length that the check section quotes.
+
+## References
+
+1. Task groups — `lib/asyncio-task.html#3` (S1)
+2. note:copy — `note:copy` (S3)
+3. gather — `lib/asyncio-task.html#9` (S2)
+
+## Citation check
+
+9 of 15 citations were removed because the cited source was not retrieved in this run or does not support the \
+sentence:
+
+- S1 (support 0.00): “The moon is made of green cheese.”
+- S7 (no such source in this run): “Unknown sources are dropped.”
+- S2 (support 0.25): “The remaining tasks in the group are cancelled.”
+- S1 (support 0.00): “A runaway range is cut to its ends; a reversed one too.”
+- S40 (no such source in this run): “A runaway range is cut to its ends; a reversed one too.”
+- S3 (support 0.00): “A runaway range is cut to its ends; a reversed one too.”
+- S1 (support 0.00): “A runaway range is cut to its ends; a reversed one too.”
+- S2 (support 0.00): “Marker after the stop.”
+- S2 (support 0.00): “This unsupported sentence goes on and on about orbital mechanics, tides, lunar libration, the Roche \
+limit and much more besides, well past the length that the c”
+"""
+
+
+def test_the_checked_report_exactly() -> None:
+    """Every rule at once, compared whole: renumbering by first use, duplicates once, ranges expanded (a
+    runaway or reversed range cut to its two ends), unknown and unsupported markers removed and listed,
+    markers after a full stop, code left alone, spaces before punctuation closed, a source without
+    title or locator referenced by its key, quoted sentences cut at 160 characters."""
+    reg = registry()
+    reg.register(key="note:copy", kind="corpus", title="", locator="", text=reg.get("S1").text)
+    report, check = check_citations(GOLDEN_DRAFT, reg)
+    assert report == GOLDEN_REPORT
+    d = check.to_dict()
+    assert (d["markers"], d["supported"], d["unsupported"], d["unknown"], d["removed"], d["pass_rate"]) == \
+        (15, 6, 7, 2, 9, 0.4)
+    assert d["cited_sources"] == ["S1", "S3", "S2"]
+    assert [(i["source_id"], i["reason"], i["support"]) for i in d["issues"]] == [
+        ("S1", "unsupported", 0.0), ("S7", "unknown", None), ("S2", "unsupported", 0.25), ("S1", "unsupported", 0.0),
+        ("S40", "unknown", None), ("S3", "unsupported", 0.0), ("S1", "unsupported", 0.0), ("S2", "unsupported", 0.0),
+        ("S2", "unsupported", 0.0)]
+    assert d["issues"][0]["sentence"] == "The moon is made of green cheese."
+
+
+def test_ranges_at_the_cap_and_a_sentence_with_nothing_to_check() -> None:
+    from lead_agent.citations import MAX_RANGE, _marker_ids
+
+    assert _marker_ids(f"S1-S{MAX_RANGE}") == [f"S{n}" for n in range(1, MAX_RANGE + 1)]
+    assert _marker_ids(f"S1-S{MAX_RANGE + 1}") == ["S1", f"S{MAX_RANGE + 1}"]
+    assert _marker_ids("S4-S4, S2") == ["S4", "S2"]
+    assert support_score("[S1]", "anything") == 1.0 and support_score("The, of.", "x") == 1.0
+    assert check_citations("No markers at all.\n", registry())[1].to_dict()["pass_rate"] is None

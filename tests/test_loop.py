@@ -4,6 +4,8 @@ number of times, one turn's tool calls run concurrently, and every step is an ev
 
 from __future__ import annotations
 
+import hashlib
+import types
 from typing import Any
 
 import pytest
@@ -13,9 +15,10 @@ from pydantic import BaseModel
 from subagents.context import AgentRole, AgentStatus, RequestContext
 from subagents.delegation import Budget, Delegation
 from subagents.events import (BudgetExhausted, ContextCondensed, EventBus, EventRecord, FindingsSubmitted,
-                              ModelRequested, ModelResponded)
+                              MessageAdded, ModelRequested, ModelResponded, ModelRetried, ToolCalled, ToolReturned)
 from subagents.loop import MAX_CONTINUATIONS, AgentSpec, Limits, LoopState, LoopStop, agent_loop
-from subagents.model import Message, ModelResponse, TextBlock, ToolResultBlock, Usage
+from subagents.model import (Message, ModelResponse, RetryNotice, StopReason, TextBlock, ToolChoice, ToolResultBlock,
+                             Usage)
 from subagents.models.scripted import ScriptedModel, Step, text, tool_call
 from subagents.prompting import PromptSet
 from subagents.sources import SourceRegistry
@@ -262,3 +265,99 @@ async def test_the_time_budget_stops_a_subagent_stuck_in_a_call(autojump_clock: 
     assert result.stop == "time_budget" and result.status is AgentStatus.PARTIAL
     assert trio.current_time() - t0 == pytest.approx(30)
     assert model.calls[-1].context.wrap_up
+
+
+# ---------------------------------------------------------------- what the model and the transcript get
+
+
+class Recording:
+    """A model that answers from a queue, reports one retry per call, and keeps each request as sent."""
+
+    name = "recorder"
+    is_language_model = True
+
+    def __init__(self, *responses: ModelResponse) -> None:
+        self.responses = list(responses)
+        self.requests: list[Any] = []
+
+    async def complete(self, request: Any) -> ModelResponse:
+        self.requests.append(request)
+        request.on_retry(RetryNotice(model="recorder", status=529, attempt=1, wait=0.5, error="busy"))
+        return self.responses.pop(0)
+
+
+async def test_the_request_and_every_event_carry_their_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    ticks = iter(range(1000))
+    clock = types.SimpleNamespace(monotonic=lambda: next(ticks) * 0.123456)  # the loop's own clock only
+    monkeypatch.setattr("subagents.loop.time", clock)
+    first = tool_call("look", {"q": "x"}, ("look", {"q": "y"}), usage=Usage(7, 3))
+    model = Recording(first)
+    spec, seen = make_spec(model, limits=Limits(max_tool_calls=1), max_tokens=1234, tool_choice=ToolChoice.any(),
+                           stream=True)
+    state = await agent_loop(spec, start())
+    req = model.requests[0]
+    assert (req.system, req.max_tokens, req.tool_choice, req.stream) == ("You research.", 1234, ToolChoice.any(), True)
+    assert [t.name for t in req.tools] == ["look"] and req.context.agent_id == "a"
+    assert [(e.model, e.status, e.wait) for e in seen.of(ModelRetried)] == [("recorder", 529, 0.5)]
+    [r1] = seen.of(ModelRequested)
+    assert (r1.model, r1.system_sha256, r1.tools, r1.tool_choice, r1.max_tokens, r1.n_messages) == (
+        "recorder", hashlib.sha256(b"You research.").hexdigest()[:16], ["look"], "any", 1234, 1)
+    [p1] = seen.of(ModelResponded)
+    assert (p1.content, p1.stop_reason, p1.usage, p1.model, p1.seconds) == (
+        first.content, "tool_use", Usage(7, 3), "recorder", 0.1235)
+    assert [(c.model, c.usage, c.seconds) for c in state.calls] == [("recorder", Usage(7, 3), 0.1235)]
+    ids = [b.id for b in first.content]
+    assert [(e.id, e.name, e.input) for e in seen.of(ToolCalled)] == [(ids[0], "look", {"q": "x"}),
+                                                                       (ids[1], "look", {"q": "y"})]
+    returned = seen.of(ToolReturned)
+    assert [(e.id, e.name, e.is_error, e.content, e.seconds) for e in returned] == [
+        (ids[0], "look", False, "result for x", 0.1235),
+        (ids[1], "look", True, "Refused: the tool-call budget of this agent is exhausted.", 0.1235)]
+    messages = seen.of(MessageAdded)
+    assert [m.role for m in messages] == ["assistant", "user"] and messages[0].content == first.content
+    assert [b.tool_use_id for b in messages[1].content] == ids
+    assert state.messages[1:] == [Message(m.role, m.content) for m in messages]
+
+
+async def test_an_empty_reply_is_kept_as_empty_text_under_the_model_that_answered() -> None:
+    model = Recording(ModelResponse([], StopReason.END_TURN, Usage(1, 1), model="claude-x"))
+    spec, seen = make_spec(model)
+    state = await agent_loop(spec, start())
+    [message] = seen.of(MessageAdded)
+    assert (message.role, message.content) == ("assistant", [TextBlock("")])
+    assert seen.of(ModelResponded)[0].model == "claude-x" and state.calls[0].model == "claude-x"
+
+
+async def test_a_terminal_tool_ends_the_loop_done() -> None:
+    async def submit(args: Q, ctx: ToolContext) -> str:
+        return "recorded"
+
+    model = ScriptedModel([tool_call("submit", {"q": "answer"}), text("never")])
+    spec, _ = make_spec(model, tools=[Tool("submit", "d", Q, submit, terminal=True)])
+    state = await agent_loop(spec, start())
+    assert state.stop is LoopStop.DONE and state.stop.finished and state.terminal == Q(q="answer")
+
+
+async def test_a_tool_use_stop_without_tool_calls_ends_as_other() -> None:
+    model = ScriptedModel([text("I meant to call a tool", "tool_use")])
+    spec, _ = make_spec(model)
+    assert (await agent_loop(spec, start())).stop is LoopStop.OTHER
+
+
+async def test_with_no_tool_calls_left_the_model_still_gets_its_turn() -> None:
+    model = ScriptedModel([text("From what I have: nothing.")])
+    spec, _ = make_spec(model, limits=Limits(max_tool_calls=0))
+    state = await agent_loop(spec, start())
+    assert len(model.calls) == 1 and state.stop is LoopStop.END_TURN
+
+
+async def test_the_context_hook_sees_the_system_prompt_and_the_tools() -> None:
+    got: list[tuple[str, list[str]]] = []
+
+    def hook(messages: list[Message], system: str, specs: list) -> tuple[list[Message], list[str]]:
+        got.append((system, [s.name for s in specs]))
+        return messages, []
+
+    spec, _ = make_spec(ScriptedModel([text("done")]), context_hook=hook)
+    await agent_loop(spec, start())
+    assert got == [("You research.", ["look"])]

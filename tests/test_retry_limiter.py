@@ -241,3 +241,38 @@ async def test_a_held_limiter_keeps_requests_off_the_wire(provider: str) -> None
             await model.complete(request())
         await model.aclose()
     assert scope.cancelled_caught and srv.requests == []
+
+
+async def test_what_a_retry_notice_says(autojump_clock: MockClock) -> None:
+    attempt = Attempts(TransientError(429, "x" * 400, retry_after=1.23456))
+    notices: list[RetryNotice] = []
+    await with_retries(attempt, policy=NO_JITTER, what="m", on_retry=notices.append)
+    assert notices[0].wait == 1.235 and notices[0].error == "x" * 300
+    assert str(TransientError(429, "slow down")) == "429: slow down"
+
+
+async def test_short_waits_and_holds_are_honoured_too(autojump_clock: MockClock) -> None:
+    limiter = RateLimiter(tokens_per_minute=6000)  # 100 tokens/s
+    await limiter.acquire(6000)
+    await limiter.acquire(50)  # half a second of refill
+    assert trio.current_time() == pytest.approx(0.5)
+    limiter.hold(0.25)
+    await limiter.acquire()
+    assert trio.current_time() == pytest.approx(0.75)
+
+
+async def test_callers_that_do_not_estimate_take_no_tokens(autojump_clock: MockClock) -> None:
+    limiter = RateLimiter(tokens_per_minute=60)
+    await limiter.acquire(60)  # the bucket is empty now
+    await limiter.acquire()
+    assert await with_retries(Attempts(), policy=NO_JITTER, what="m", limiter=limiter) == "ok"
+    assert trio.current_time() == 0
+
+
+async def test_a_limit_under_one_per_minute_is_a_limit(autojump_clock: MockClock) -> None:
+    limiter = RateLimiter(requests_per_minute=0.5)
+    await limiter.acquire()
+    await limiter.acquire()
+    assert trio.current_time() == pytest.approx(120)
+    with pytest.raises(ValueError, match="^a rate limit must be positive$"):
+        RateLimiter(tokens_per_minute=-60)
