@@ -144,3 +144,20 @@ def test_the_event_reference_has_a_row_per_event_type() -> None:
     row = next(r for r in ref if r.startswith("| `budget` |"))
     assert row == ("| `budget` | BudgetExhausted: An agent's budget ran out (tool_budget, token_budget, "
                    "time_budget, max_turns). | budget, used, limit |")
+
+
+def test_a_torn_line_followed_by_appended_lines_does_not_hide_them(tmp_path: Path) -> None:
+    """A crashed run leaves a torn line; a resumed run's writer starts a fresh line after it and appends."""
+    run_dir = tmp_path / "new" / "run"  # directories are made as needed
+    for n, message in enumerate(["before the crash — café", "after the resume", "later"]):
+        bus, writer = EventBus("r"), TranscriptWriter(run_dir)
+        bus.subscribe(writer)
+        bus.agent("a").emit(AgentFailed(message))
+        writer.close()
+        if n == 0:
+            with open(run_dir / "agents" / "a.jsonl", "a", encoding="utf-8") as fh:
+                fh.write('{"v": 2, "kind": "err')  # torn: cut mid-line, no newline
+    path = run_dir / "agents" / "a.jsonl"
+    assert [e["data"]["error"] for e in read_events(path)] == ["before the crash — café", "after the resume", "later"]
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 4
+    assert "café" in path.read_text(encoding="utf-8")  # written as UTF-8, not \\u-escaped
