@@ -297,13 +297,19 @@ def main() -> int:
     ap.add_argument("--no-coverage", action="store_true")
     ap.add_argument("--coverage-tests", nargs="+", default=["tests/"], help="what the coverage run runs")
     ap.add_argument("--keep", type=Path, help="keep each module's mutmut directory here (for `mutmut browse`)")
+    ap.add_argument("--save", type=Path, help="also write the mutation results (statuses, survivor diffs) as JSON")
+    ap.add_argument("--load", type=Path, help="print the report of saved results instead of mutating again")
     args = ap.parse_args()
     try:
         os.nice(19)  # a shared machine: everything this starts runs at the lowest priority
     except OSError:
         pass
     t0 = time.perf_counter()
-    if not args.no_mutation:
+    if args.load:
+        scores = [ModuleScore(d["module"], d["statuses"], {k: tuple(v) for k, v in d["diffs"].items()}, d["seconds"])
+                  for d in json.loads(args.load.read_text())]
+        report_mutation(scores)
+    elif not args.no_mutation:
         scores = []
         for module in args.modules:
             print(f"mutating {module} (tests: {' '.join(SEAMS[module])}) ...", flush=True)
@@ -311,7 +317,10 @@ def main() -> int:
             s = scores[-1]
             print(f"  {s.killed}/{s.total} killed ({s.killed / max(1, s.total):.1%}) in {s.seconds:.0f}s", flush=True)
         report_mutation(scores)
-    if not args.no_coverage:
+        if args.save:
+            args.save.write_text(json.dumps([{"module": s.module, "statuses": s.statuses, "diffs": s.diffs,
+                                              "seconds": s.seconds} for s in scores], indent=1))
+    if not args.no_coverage and not args.load:
         print(f"\ncoverage of {' '.join(args.coverage_tests)} ...", flush=True)
         report_coverage(coverage(args.coverage_tests))
     print(f"\ntotal {time.perf_counter() - t0:.0f}s")

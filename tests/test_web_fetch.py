@@ -379,3 +379,138 @@ async def test_https_from_an_unknown_ca_is_refused(tls_server: FakeWebServer, mo
     web = tls_harness(tls_server, monkeypatch, trust=False)  # the system CA store
     err = await web.fetch_error(f"https://{HOST}:{tls_server.port}/a.html")
     assert "could not fetch" in err and tls_server.requests == []
+
+
+# ---------------------------------------------------------------- the fetcher's details (raw responses)
+
+
+def raw_config(**kw: Any) -> WebConfig:
+    return WebConfig(allow_private_network=True, cache_mode="off", resolver=static_resolver({}), **kw)
+
+
+def test_content_type_parameters() -> None:
+    from subagents.web.fetch import parse_content_type
+
+    assert parse_content_type(None) == ("", None) and parse_content_type("") == ("", None)
+    assert parse_content_type("Text/HTML") == ("text/html", None)
+    assert parse_content_type('text/html; foo="a=b"; Charset="ISO-8859-1" ') == ("text/html", "iso-8859-1")
+    assert parse_content_type("text/plain; charset='utf-8'") == ("text/plain", "utf-8")
+    assert parse_content_type("text/plain; charset=") == ("text/plain", None)
+    assert parse_content_type("text/plain; format=flowed") == ("text/plain", None)
+
+
+def test_host_header_keeps_ipv6_brackets_and_drops_default_ports() -> None:
+    import httpx
+
+    from subagents.web.fetch import _host_header
+
+    assert _host_header(httpx.URL("http://[::1]:8080/x")) == "[::1]:8080"
+    assert _host_header(httpx.URL("https://example.test/x")) == "example.test"
+    assert _host_header(httpx.URL("http://example.test:8080/")) == "example.test:8080"
+
+
+async def test_what_the_request_says_and_what_the_response_holds(server: FakeWebServer) -> None:
+    from subagents.web.fetch import ACCEPT, fetch_raw
+
+    url = server.add("/r.txt", "hello", "text/plain; charset=ISO-8859-1")
+    start = server.redirect("/from", "/r.txt", status=301)
+    raw = await fetch_raw(start, raw_config(user_agent="test-agent/1"))
+    headers = server.requests[-1].headers
+    assert (headers["user-agent"], headers["accept"], headers["accept-encoding"]) == ("test-agent/1", ACCEPT,
+                                                                                      "gzip, deflate")
+    assert (raw.url, raw.requested_url, raw.status, raw.content_type, raw.charset, raw.body, raw.redirects,
+            raw.private) == (url, start, 200, "text/plain", "iso-8859-1", b"hello", [start], True)
+    assert raw.fetched_at > 0
+
+
+async def test_redirect_and_status_errors_are_exact(server: FakeWebServer) -> None:
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    server.add("/no-location", b"", None, status=302)
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(server.url("/no-location"), raw_config())
+    assert str(e.value) == f"HTTP 302 redirect without a Location from {server.url('/no-location')}"
+    server.redirect("/bad-location", "http://[::zz/")  # httpx itself refuses it while reading the response
+    with pytest.raises(ToolError, match="could not fetch .*/bad-location: RemoteProtocolError: Invalid URL"):
+        await fetch_raw(server.url("/bad-location"), raw_config())
+    server.add("/choices", b"pick one", "text/plain", status=300)  # 3xx that is not a redirect: not a page
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(server.url("/choices"), raw_config())
+    assert str(e.value) == f"HTTP 300 Multiple Choices from {server.url('/choices')}"
+
+
+async def test_a_refused_type_is_refused_before_its_body_is_read(server: FakeWebServer, web: Harness) -> None:
+    url = server.add("/huge.png", b"\x89PNG" + b"x" * 3_000_000, "image/png")
+    small = Harness(WebConfig(allow_private_network=True, cache_mode="off", max_bytes=1_000_000))
+    err = await small.fetch_error(url)
+    assert "unsupported content type 'image/png'" in err and "too large" not in err
+
+
+async def test_the_cap_is_inclusive_and_its_messages_exact(server: FakeWebServer) -> None:
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    config = raw_config(max_bytes=1000)
+    exact = server.add("/exact.txt", b"e" * 1000, "text/plain")
+    assert len((await fetch_raw(exact, config)).body) == 1000
+    streamed = server.add("/streamed.txt", b"s" * 1000, "text/plain", content_length=False)
+    assert len((await fetch_raw(streamed, config)).body) == 1000
+    zipped = server.add("/zipped.txt", b"z" * 1000, "text/plain", encoding="gzip")
+    assert (await fetch_raw(zipped, config)).body == b"z" * 1000  # decodes to exactly the cap
+    over = server.add("/over.txt", b"o" * 1001, "text/plain", content_length=False)
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(over, config)
+    assert str(e.value) == f"response from {over} exceeds the 1000-byte cap; download aborted"
+    declared = server.add("/declared.txt", b"d" * 1001, "text/plain")
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(declared, config)
+    assert str(e.value) == f"response from {declared} is too large (1001 bytes; the cap is 1000)"
+
+
+async def test_every_accepted_encoding_over_many_chunks(server: FakeWebServer) -> None:
+    import os
+    import zlib
+
+    from subagents.web.fetch import fetch_raw
+
+    text = os.urandom(300_000).hex().encode()  # compresses about 2:1: many reads off the wire
+    raw_deflate = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    bodies = {
+        "/gzip": (zlib.compress(text, 6, wbits=31), "gzip"),
+        "/x-gzip": (zlib.compress(text, 6, wbits=31), "x-gzip"),
+        "/zlib": (zlib.compress(text, 6), "deflate"),
+        "/raw": (raw_deflate.compress(text) + raw_deflate.flush(), "deflate"),
+        "/identity": (text, "identity"),
+    }
+    for path, (body, encoding) in bodies.items():
+        url = server.add(path, body, "text/plain", headers={"Content-Encoding": encoding}, chunk=4096)
+        assert (await fetch_raw(url, raw_config())).body == text, path
+
+
+async def test_a_corrupt_body_names_the_url(server: FakeWebServer) -> None:
+    import zlib
+
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    good = zlib.compress(bytes(range(256)) * 400, 9, wbits=31)
+    broken = good[:20] + bytes(b ^ 0xFF for b in good[20:60]) + good[60:]  # garbage inside the deflate stream
+    url = server.add("/bad.gz", broken, "text/plain", headers={"Content-Encoding": "gzip"})
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(url, raw_config())
+    assert str(e.value).startswith(f"could not decode the compressed body from {url}: ")
+
+
+async def test_read_timeouts_and_the_overall_deadline_are_told_apart(server: FakeWebServer) -> None:
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    slow_body = server.add("/slow-body", b"late", "text/plain", body_delay=30)
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(slow_body, raw_config(read_timeout=0.2, total_timeout=20))
+    assert str(e.value) == f"timed out reading {slow_body} (ReadTimeout)"
+    slow_headers = server.add("/slow-headers", b"late", "text/plain", delay=30)
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(slow_headers, raw_config(read_timeout=0.2, total_timeout=20))
+    assert str(e.value) == f"timed out fetching {slow_headers} (ReadTimeout)"
