@@ -51,8 +51,92 @@ SEAMS: dict[str, list[str]] = {
     "subagents/events.py": ["tests/test_transcript.py", "tests/test_seams.py", "tests/test_run_shape.py"],
 }
 
-# Survivors judged equivalent: (module, function, the mutated line as mutmut writes it) -> why.
-EQUIVALENT: dict[tuple[str, str, str], str] = {}
+# Survivors judged equivalent: (module, function, the mutated line as mutmut writes it, comment dropped) -> why.
+_CASE = "HTTP header names and httpx.Headers lookups are case-insensitive"
+_ZONE = "split('%') keeps the same first part whatever the maxsplit"
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("subagents/models/retry.py", "with_retries", 'last: TransientError | None = ""'):
+        "`last` is always set before it is read (the loop breaks only after an error)",
+    ("subagents/models/retry.py", "with_retries", "for n in range(policy.max_retries + 2):"):
+        "the loop returns on success and breaks at n == max_retries: the extra iteration never starts",
+    ("subagents/models/ratelimit.py", "_Bucket.__init__", "if per_minute < 0:"):
+        "RateLimiter makes a bucket only for a truthy limit: 0 never reaches it",
+    ("subagents/models/ratelimit.py", "_Bucket.wait_for", "return 0.0 if (missing <= 0) and False else missing / self.rate"):
+        "a negative wait acts as 0: acquire proceeds when the largest wait is <= 0",
+    ("subagents/models/ratelimit.py", "_Bucket.wait_for", "return 0.0 if missing < 0 else missing / self.rate"):
+        "missing == 0 gives 0 / rate == 0.0 either way",
+    ("subagents/web/guard.py", "address_problem", 'return "XXlocal NAT64XX"'):
+        "unreachable on Python 3.11: 64:ff9b:1::/48 is_reserved, which is checked first",
+    ("subagents/web/guard.py", "address_problem", 'return "local nat64"'):
+        "unreachable on Python 3.11: 64:ff9b:1::/48 is_reserved, which is checked first",
+    ("subagents/web/guard.py", "address_problem", 'return "LOCAL NAT64"'):
+        "unreachable on Python 3.11: 64:ff9b:1::/48 is_reserved, which is checked first",
+    ("subagents/web/guard.py", "address_problem", 'return "XXnot globally routableXX"'):
+        "unreachable on Python 3.11: is_global is `not is_private` except 100.64/10, which is checked first",
+    ("subagents/web/guard.py", "address_problem", 'return "NOT GLOBALLY ROUTABLE"'):
+        "unreachable on Python 3.11: is_global is `not is_private` except 100.64/10, which is checked first",
+    ("subagents/web/guard.py", "check_url", 'host = u.raw_host.decode("ASCII")'): "codec names are case-insensitive",
+    ("subagents/web/guard.py", "normalise_url", 'host = u.raw_host.decode("ASCII").lower()'):
+        "codec names are case-insensitive",
+    ("subagents/web/guard.py", "normalise_url", "return u.copy_with(host=host, port=port, fragment=None)"):
+        "httpx lower-cases the scheme itself",
+    ("subagents/web/guard.py", "normalise_url", "return u.copy_with(scheme=scheme, host=host, fragment=None)"):
+        "httpx drops a default port itself",
+    ("subagents/web/guard.py", "normalise_url", 'name = host.rstrip("XX.XX")'): "the host is lower-cased: no 'X' to strip",
+    ("subagents/web/guard.py", "parse_ip_host", 'h = host.strip("XX[]XX")'): "the host is lower-cased: no 'X' to strip",
+    ("subagents/web/guard.py", "parse_ip_host", 'h = h.split("%", )[0]'): _ZONE,
+    ("subagents/web/guard.py", "parse_ip_host", 'h = h.split("%", 2)[0]'): _ZONE,
+    ("subagents/web/guard.py", "check_url", 'addrs.append(ipaddress.ip_address(str(a).split("%", )[0]))'): _ZONE,
+    ("subagents/web/guard.py", "check_url", 'addrs.append(ipaddress.ip_address(str(a).split("%", 2)[0]))'): _ZONE,
+    ("subagents/web/guard.py", "default_resolver", 'ip = str(sockaddr[0]).split("%", )[0]'): _ZONE,
+    ("subagents/web/guard.py", "default_resolver", 'ip = str(sockaddr[0]).split("%", 2)[0]'): _ZONE,
+    ("subagents/web/guard.py", "default_resolver", 'ip = str(sockaddr[0]).split("%", None)[0]'): _ZONE,
+    ("subagents/web/fetch.py", "_client", 'headers={"user-agent": config.user_agent, "Accept": ACCEPT,'): _CASE,
+    ("subagents/web/fetch.py", "_client", 'headers={"USER-AGENT": config.user_agent, "Accept": ACCEPT,'): _CASE,
+    ("subagents/web/fetch.py", "_client", 'headers={"User-Agent": config.user_agent, "accept": ACCEPT,'): _CASE,
+    ("subagents/web/fetch.py", "_client", 'headers={"User-Agent": config.user_agent, "ACCEPT": ACCEPT,'): _CASE,
+    ("subagents/web/fetch.py", "_read_body", 'media, charset = parse_content_type(response.headers.get("CONTENT-TYPE"))'):
+        _CASE,
+    ("subagents/web/fetch.py", "_read_capped", 'declared = response.headers.get("CONTENT-LENGTH")'): _CASE,
+    ("subagents/web/fetch.py", "_read_capped",
+     'decoder = _BoundedDecoder(response.headers.get("CONTENT-ENCODING", ""), url)'): _CASE,
+    ("subagents/web/fetch.py", "_redirect_target", 'location = response.headers.get("LOCATION")'): _CASE,
+    ("subagents/web/fetch.py", "_send_pinned",
+     'request = client.build_request("GET", pinned, headers={"host": _host_header(target.url)}, extensions=extensions)'):
+        _CASE,
+    ("subagents/web/fetch.py", "_send_pinned",
+     'request = client.build_request("GET", pinned, headers={"HOST": _host_header(target.url)}, extensions=extensions)'):
+        _CASE,
+    ("subagents/web/fetch.py", "_send_pinned",
+     'request = client.build_request("get", pinned, headers={"Host": _host_header(target.url)}, extensions=extensions)'):
+        "httpx upper-cases the method",
+    ("subagents/web/fetch.py", "_send_pinned", 'if target.url.scheme == "https" or target.host != target.address:'):
+        "httpcore uses sni_hostname only for TLS: on plain http it is ignored",
+    ("subagents/web/fetch.py", "_host_header", 'host = url.raw_host.decode("ASCII")'): "codec names are case-insensitive",
+    ("subagents/web/fetch.py", "_BoundedDecoder.__init__",
+     "self.z = None if encoding in (\"\", \"identity\") else zlib.decompressobj(32 if not self.deflate else 15)"):
+        "wbits 32 detects the gzip header as 31 expects it (and would accept zlib too)",
+    ("subagents/web/fetch.py", "_BoundedDecoder.decode", "while data or not self.z.eof:"):
+        "aiter_raw never yields an empty chunk, so `data` is empty only once the stream is consumed",
+    ("subagents/web/fetch.py", "_BoundedDecoder._pick_deflate_format", "zlib.decompressobj(15).decompress(data[:3])"):
+        "a zlib header is two bytes: a third byte decides nothing",
+}
+for _field in ("trust_env=None", "trust_env=True"):
+    EQUIVALENT[("subagents/web/fetch.py", "_client",
+                f"verify=_shared_ssl_context(), {_field}, limits=httpx.Limits(max_keepalive_connections=0)")] = (
+        "the transport's trust_env only reads SSL_CERT_* when verify is not a context, and it is one")
+    EQUIVALENT[("subagents/web/fetch.py", "_client",
+                f"return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False, {_field},")] = (
+        "with an explicit transport httpx never reads proxy variables (allow_env_proxies needs transport is None)")
+EQUIVALENT[("subagents/web/fetch.py", "_client",
+            "verify=_shared_ssl_context(), limits=httpx.Limits(max_keepalive_connections=0)")] = (
+    "trust_env defaults to True: as above, with a context for verify the transport never reads it")
+EQUIVALENT[("subagents/web/fetch.py", "_client",
+            "return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False, headers={\"User-Agent\": config.user_agent, \"Accept\": ACCEPT,")] = (
+    "trust_env defaults to True: as above, an explicit transport means no proxy variables")
+EQUIVALENT[("subagents/web/fetch.py", "_client",
+            "return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=None, trust_env=False,")] = (
+    "None is falsy: redirects are not followed either way")
 
 KILLED = {"killed", "timeout", "caught by type check"}
 
@@ -79,7 +163,7 @@ class ModuleScore:
         out = {}
         for name in self.survivors():
             removed, added = self.diffs.get(name, ("", ""))
-            why = EQUIVALENT.get((self.module, function_of(name), added.strip()))
+            why = EQUIVALENT.get((self.module, function_of(name), added.split("  #")[0].strip()))
             if why:
                 out[name] = why
         return out

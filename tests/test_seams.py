@@ -168,3 +168,17 @@ def test_config_file_values_out_of_range_are_errors(tmp_path: Path) -> None:
         load_settings({"RESEARCH_CONFIG": str(cfg)})
     cfg.write_text("requests_per_minute = 30\nlead_model = \"extractive\"\n")
     assert load_settings({"RESEARCH_CONFIG": str(cfg), "RESEARCH_LEAD_MODEL": "claude-x"})["lead_model"] == "claude-x"
+
+
+def test_lazy_package_attributes() -> None:
+    """`research --help` must not import the run machinery, so the packages resolve their API lazily."""
+    import lead_agent
+    import subagents.web
+    from lead_agent.settings import UsageError
+    from subagents.web.guard import GuardError
+
+    assert lead_agent.UsageError is UsageError and callable(lead_agent.research_sync)
+    assert subagents.web.GuardError is GuardError and callable(subagents.web.make_web_tools)
+    for package in (lead_agent, subagents.web):
+        with pytest.raises(AttributeError, match=f"module '{package.__name__}' has no attribute 'nope'"):
+            getattr(package, "nope")
