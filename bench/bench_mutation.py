@@ -372,6 +372,11 @@ def report_coverage(files: dict[str, tuple[float, int, int]]) -> None:
 # ---------------------------------------------------------------- main
 
 
+def save(scores: list[ModuleScore], path: Path) -> None:
+    path.write_text(json.dumps([{"module": s.module, "statuses": s.statuses, "diffs": s.diffs, "seconds": s.seconds}
+                                for s in scores], indent=1))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--modules", nargs="+", choices=sorted(SEAMS), default=list(SEAMS), help="modules to mutate")
@@ -389,26 +394,33 @@ def main() -> int:
     except OSError:
         pass
     t0 = time.perf_counter()
+    failed: list[str] = []
     if args.load:
         scores = [ModuleScore(d["module"], d["statuses"], {k: tuple(v) for k, v in d["diffs"].items()}, d["seconds"])
                   for d in json.loads(args.load.read_text())]
         report_mutation(scores)
     elif not args.no_mutation:
-        scores = []
+        scores: list[ModuleScore] = []
         for module in args.modules:
             print(f"mutating {module} (tests: {' '.join(SEAMS[module])}) ...", flush=True)
-            scores.append(mutate(module, SEAMS[module], args.functions, args.jobs, args.keep))
+            try:
+                scores.append(mutate(module, SEAMS[module], args.functions, args.jobs, args.keep))
+            except RuntimeError as e:  # one module's failure must not lose the others' results
+                print(f"  FAILED: {e}", flush=True)
+                failed.append(module)
+                continue
             s = scores[-1]
             print(f"  {s.killed}/{s.total} killed ({s.killed / max(1, s.total):.1%}) in {s.seconds:.0f}s", flush=True)
+            if args.save:  # saved as it goes: a long run interrupted still has its results
+                save(scores, args.save)
         report_mutation(scores)
-        if args.save:
-            args.save.write_text(json.dumps([{"module": s.module, "statuses": s.statuses, "diffs": s.diffs,
-                                              "seconds": s.seconds} for s in scores], indent=1))
+        if failed:
+            print(f"\nmodules whose mutation run failed: {', '.join(failed)}")
     if not args.no_coverage and not args.load:
         print(f"\ncoverage of {' '.join(args.coverage_tests)} ...", flush=True)
         report_coverage(coverage(args.coverage_tests))
     print(f"\ntotal {time.perf_counter() - t0:.0f}s")
-    return 0
+    return 1 if not args.load and not args.no_mutation and failed else 0
 
 
 if __name__ == "__main__":
