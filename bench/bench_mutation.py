@@ -55,6 +55,10 @@ SEAMS: dict[str, list[str]] = {
 _CASE = "HTTP header names and httpx.Headers lookups are case-insensitive"
 _ZONE = "split('%') keeps the same first part whatever the maxsplit"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("subagents/tools.py", "Tool.spec", 'schema.pop("title", )'):
+        "pydantic's model_json_schema always has a title, so pop never needs its default",
+    ("subagents/delegation.py", "plan_schema", 'schema.pop("title", )'):
+        "pydantic's model_json_schema always has a title, so pop never needs its default",
     ("subagents/models/retry.py", "with_retries", 'last: TransientError | None = ""'):
         "`last` is always set before it is read (the loop breaks only after an error)",
     ("subagents/models/retry.py", "with_retries", "for n in range(policy.max_retries + 2):"):

@@ -119,3 +119,27 @@ def test_format_validation_error_joins_every_problem() -> None:
         Search.model_validate({"k": "many"})
     assert format_validation_error(info.value) == "query: Field required; k: Input should be a valid integer, " \
                                                   "unable to parse string as an integer"
+
+
+class Outer(BaseModel):
+    inner: Search
+
+
+async def test_nested_errors_name_the_path_and_results_answer_their_call() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        Outer.model_validate({"inner": {"query": ""}})
+    assert format_validation_error(info.value) == "inner.query: String should have at least 1 character"
+    b = box()
+    ok = await b.run(ToolUseBlock("toolu_42", "search", {"query": "trio"}), ["search"], CTX)
+    assert ok.result.tool_use_id == "toolu_42"
+    block = await b.call(ToolUseBlock("toolu_43", "search", {"query": "trio"}), ["search"], ToolContext("b-9", CTX.sources))
+    assert (block.tool_use_id, block.content) == ("toolu_43", "b-9 searched trio (k=5)")
+
+
+def test_structured_material_is_indented_json_kept_in_its_own_script() -> None:
+    from subagents.tools import untrusted
+
+    assert untrusted("notes", {"title": "Café", "ids": [1]}) == (
+        '<retrieved_material source="notes">\n{\n "title": "Café",\n "ids": [\n  1\n ]\n}\n</retrieved_material>')
