@@ -54,7 +54,26 @@ SEAMS: dict[str, list[str]] = {
 # Survivors judged equivalent: (module, function, the mutated line as mutmut writes it, comment dropped) -> why.
 _CASE = "HTTP header names and httpx.Headers lookups are case-insensitive"
 _ZONE = "split('%') keeps the same first part whatever the maxsplit"
+_SCOPE = "CPython returns a link-local address's scope in sockaddr[3]: sockaddr[0] never holds a '%'"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("lead_agent/citations.py", "_marker_ids", "if m.group(4) is None:"):
+        "groups 3 and 4 match together (the range end and its number)",
+    ("lead_agent/citations.py", "check_citations", "in_fence = None"): "None and False are both falsy",
+    ("subagents/web/guard.py", "normalise_url", "raise GuardError(None) from None"):
+        "unreachable: httpx IDNA-encodes every host, so decoding it as ASCII cannot fail",
+    ("subagents/web/guard.py", "normalise_url", 'raise GuardError(f"malformed host in {str(None)[:200]!r}") from None'):
+        "unreachable: httpx IDNA-encodes every host, so decoding it as ASCII cannot fail",
+    ("subagents/web/guard.py", "normalise_url", 'raise GuardError(f"malformed host in {str(url)[:201]!r}") from None'):
+        "unreachable: httpx IDNA-encodes every host, so decoding it as ASCII cannot fail",
+    ("subagents/web/guard.py", "default_resolver", "infos = await trio.socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)"):
+        "the port changes only sockaddr[1]; the addresses are the same",
+    ("subagents/web/guard.py", "default_resolver", "infos = await trio.socket.getaddrinfo(host, port, )"):
+        "other socket types repeat the same addresses, which are de-duplicated",
+    ("subagents/web/guard.py", "default_resolver", "break"):
+        "getaddrinfo here answers only AF_INET and AF_INET6, so the skip never happens",
+    ("subagents/web/guard.py", "default_resolver", 'ip = str(sockaddr[0]).split(None, 1)[0]'): _SCOPE,
+    ("subagents/web/guard.py", "default_resolver", 'ip = str(sockaddr[0]).rsplit("%", 1)[0]'): _SCOPE,
+    ("subagents/web/guard.py", "default_resolver", 'ip = str(sockaddr[0]).split("XX%XX", 1)[0]'): _SCOPE,
     ("subagents/tools.py", "Tool.spec", 'schema.pop("title", )'):
         "pydantic's model_json_schema always has a title, so pop never needs its default",
     ("subagents/delegation.py", "plan_schema", 'schema.pop("title", )'):

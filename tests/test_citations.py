@@ -198,3 +198,13 @@ def test_ranges_at_the_cap_and_a_sentence_with_nothing_to_check() -> None:
     assert _marker_ids("S4-S4, S2") == ["S4", "S2"]
     assert support_score("[S1]", "anything") == 1.0 and support_score("The, of.", "x") == 1.0
     assert check_citations("No markers at all.\n", registry())[1].to_dict()["pass_rate"] is None
+
+
+def test_lines_without_markers_stay_as_written_and_odd_input_is_safe() -> None:
+    reg = registry()
+    draft = ("\nSpaces stay  as written , here .   \n"
+             "Tasks `t` and \x001\x00 stay, and the remaining tasks in the group are cancelled [S8, S1].\n\n\n")
+    report, check = check_citations(draft, reg)
+    assert report.startswith("\nSpaces stay  as written , here .   \n")  # untouched: no marker on the line
+    assert "Tasks `t` and \x001\x00 stay, and the remaining tasks in the group are cancelled [1].\n\n## References" in report
+    assert (check.unknown, check.supported) == (1, 1)

@@ -3,6 +3,8 @@ results checked after resolution (injected resolver — no real DNS), malformed 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from subagents.web.guard import (
@@ -265,3 +267,23 @@ async def test_the_system_resolver_answers_from_the_hosts_file_and_literals() ->
     assert "127.0.0.1" in local and len(local) == len(set(local))
     assert await default_resolver("127.0.0.1", 443) == ["127.0.0.1"]
     assert await default_resolver("fe80::1%lo", 80) == ["fe80::1"]
+
+
+def test_loose_ipv4_bounds_and_forms() -> None:
+    from subagents.web.guard import normalised_url_str
+
+    assert str(parse_ipv4_loose("1.16777215")) == "1.255.255.255"
+    assert str(parse_ipv4_loose("1.2.3.4.")) == "1.2.3.4"  # a trailing dot is the root
+    assert parse_ipv4_loose(".1.2.3") is None  # an empty label: a name, not an address
+    assert str(parse_ipv4_loose("0x.0.0.1")) == "0.0.0.1" and str(parse_ipv4_loose("0")) == "0.0.0.0"
+    for bad in ("256.1", "1.2.3.256", "1.16777216", "1.2.65536", "08", "0.0.0.09"):
+        with pytest.raises(GuardError, match=f"^malformed numeric host '{re.escape(bad)}'$"):
+            parse_ipv4_loose(bad)
+    assert normalised_url_str("HTTP://X.Test:80/a#frag") == "http://x.test/a"
+
+
+@pytest.mark.parametrize("url, why", [("http://[::127.0.0.1]/", "loopback (embedded IPv4 127.0.0.1)"),
+                                      ("http://[::2]/", "private (embedded IPv4 0.0.0.2)")])
+async def test_ipv4_compatible_addresses_are_judged_by_their_ipv4(url: str, why: str) -> None:
+    with pytest.raises(GuardError, match=re.escape(f"not a public address ({why})")):
+        await check_url(url, resolver=NO_DNS)
