@@ -56,6 +56,28 @@ _CASE = "HTTP header names and httpx.Headers lookups are case-insensitive"
 _ZONE = "split('%') keeps the same first part whatever the maxsplit"
 _SCOPE = "CPython returns a link-local address's scope in sockaddr[3]: sockaddr[0] never holds a '%'"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("subagents/web/fetch.py", "_client", "pool=None)"):
+        "each client sends one request at a time: it never waits for a pooled connection",
+    ("subagents/web/fetch.py", "_client",
+     "timeout = httpx.Timeout(connect=config.connect_timeout, read=config.read_timeout, write=None,"):
+        "a GET has no body and its headers fit the socket buffer: a write never blocks",
+    ("subagents/web/fetch.py", "_client", "return httpx.AsyncClient(transport=transport, timeout=timeout, trust_env=False,"):
+        "httpx does not follow redirects unless told to",
+    ("subagents/web/fetch.py", "_fetch", "private = None"): "None and False are both falsy",
+    ("subagents/web/fetch.py", "_BoundedDecoder.__init__", "self.started = None"): "None and False are both falsy",
+    ("subagents/web/fetch.py", "_shared_ssl_context", "_ssl_context = None"):
+        "given verify=None, httpcore builds its own verifying default context",
+    ("subagents/web/fetch.py", "_redirect_target", "raise ToolError(None) from None"):
+        "unreachable: httpx refuses an invalid Location itself while reading the response",
+    ("subagents/web/fetch.py", "_redirect_target",
+     'raise ToolError(f"bad redirect Location {location[:201]!r} from {target.url}: {e}") from None'):
+        "unreachable: httpx refuses an invalid Location itself while reading the response",
+    ("subagents/web/fetch.py", "_send_pinned",
+     "raise ToolError(f\"could not fetch {target.url}: {type(e).__name__}: {e or 'XXconnection failedXX'}\") from None"):
+        "httpx's connection errors always carry a message: the fallback text is never used",
+    ("subagents/web/fetch.py", "_send_pinned",
+     "raise ToolError(f\"could not fetch {target.url}: {type(e).__name__}: {e or 'CONNECTION FAILED'}\") from None"):
+        "httpx's connection errors always carry a message: the fallback text is never used",
     ("lead_agent/citations.py", "_marker_ids", "if m.group(4) is None:"):
         "groups 3 and 4 match together (the range end and its number)",
     ("lead_agent/citations.py", "check_citations", "in_fence = None"): "None and False are both falsy",
@@ -118,6 +140,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("subagents/web/fetch.py", "_client", 'headers={"USER-AGENT": config.user_agent, "Accept": ACCEPT,'): _CASE,
     ("subagents/web/fetch.py", "_client", 'headers={"User-Agent": config.user_agent, "accept": ACCEPT,'): _CASE,
     ("subagents/web/fetch.py", "_client", 'headers={"User-Agent": config.user_agent, "ACCEPT": ACCEPT,'): _CASE,
+    ("subagents/web/fetch.py", "_client", '"accept-encoding": ACCEPT_ENCODING})'): _CASE,
+    ("subagents/web/fetch.py", "_client", '"ACCEPT-ENCODING": ACCEPT_ENCODING})'): _CASE,
     ("subagents/web/fetch.py", "_read_body", 'media, charset = parse_content_type(response.headers.get("CONTENT-TYPE"))'):
         _CASE,
     ("subagents/web/fetch.py", "_read_capped", 'declared = response.headers.get("CONTENT-LENGTH")'): _CASE,

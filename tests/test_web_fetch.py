@@ -397,6 +397,9 @@ def test_content_type_parameters() -> None:
     assert parse_content_type("text/plain; charset='utf-8'") == ("text/plain", "utf-8")
     assert parse_content_type("text/plain; charset=") == ("text/plain", None)
     assert parse_content_type("text/plain; format=flowed") == ("text/plain", None)
+    assert parse_content_type("text/plain;charset=utf-8;format=flowed") == ("text/plain", "utf-8")
+    assert parse_content_type("text/plain; charset=x=y") == ("text/plain", "x=y")
+    assert parse_content_type("text/plain; charset=XX-TEST") == ("text/plain", "xx-test")
 
 
 def test_host_header_keeps_ipv6_brackets_and_drops_default_ports() -> None:
@@ -507,10 +510,25 @@ async def test_read_timeouts_and_the_overall_deadline_are_told_apart(server: Fak
     from subagents.web.fetch import fetch_raw
 
     slow_body = server.add("/slow-body", b"late", "text/plain", body_delay=30)
-    with pytest.raises(ToolError) as e:
-        await fetch_raw(slow_body, raw_config(read_timeout=0.2, total_timeout=20))
+    with pytest.raises(ToolError) as e:  # the read timeout (not httpx's 5 s default) fires well before the deadline
+        await fetch_raw(slow_body, raw_config(read_timeout=0.2, total_timeout=3))
     assert str(e.value) == f"timed out reading {slow_body} (ReadTimeout)"
     slow_headers = server.add("/slow-headers", b"late", "text/plain", delay=30)
     with pytest.raises(ToolError) as e:
         await fetch_raw(slow_headers, raw_config(read_timeout=0.2, total_timeout=20))
     assert str(e.value) == f"timed out fetching {slow_headers} (ReadTimeout)"
+
+
+async def test_a_body_cut_short_and_a_public_fetch(server: FakeWebServer) -> None:
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    short = server.add("/short.txt", b"only ten b", "text/plain", content_length=False, headers={"Content-Length": "1000"})
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(short, raw_config())
+    assert str(e.value).startswith(f"could not fetch {short}: RemoteProtocolError: ")
+    server.add("/public.txt", "public", "text/plain")
+    config = WebConfig(cache_mode="off", transport=LoopbackOnlyTransport({"93.184.216.34": "127.0.0.1"}),
+                       resolver=static_resolver({"public.test": ["93.184.216.34"]}))
+    raw = await fetch_raw(f"http://public.test:{server.port}/public.txt", config)
+    assert raw.body == b"public" and raw.private is False
