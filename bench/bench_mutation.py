@@ -55,7 +55,57 @@ SEAMS: dict[str, list[str]] = {
 _CASE = "HTTP header names and httpx.Headers lookups are case-insensitive"
 _ZONE = "split('%') keeps the same first part whatever the maxsplit"
 _SCOPE = "CPython returns a link-local address's scope in sockaddr[3]: sockaddr[0] never holds a '%'"
+_UTF8 = "equivalent where the locale's encoding is UTF-8, as here (C.UTF-8); codec names are case-insensitive"
+_DOC = "dataclasses give every event class a __doc__ (the generated signature when it has no docstring)"
+_INFER = "pydantic serialises the event dataclass by inference then, with the same JSON-compatible result"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("subagents/loop.py", "call_model",
+     'model=spec.model.name, system_sha256=hashlib.sha256(request.system.encode("UTF-8")).hexdigest()[:16],'):
+        "codec names are case-insensitive",
+    ("subagents/transcript.py", "_ends_torn", "return fh.read(None) != b\"\\n\""): "one byte is left after seek(-1, 2)",
+    ("subagents/transcript.py", "_ends_torn", "return fh.read(2) != b\"\\n\""): "one byte is left after seek(-1, 2)",
+    ("subagents/transcript.py", "read_events", "with open(path, encoding=None) as fh:"): _UTF8,
+    ("subagents/transcript.py", "read_events", "with open(path, ) as fh:"): _UTF8,
+    ("subagents/transcript.py", "read_events", 'with open(path, encoding="UTF-8") as fh:'): _UTF8,
+    ("subagents/transcript.py", "TranscriptWriter.on_event",
+     'fh = self._files[record.agent_id] = open(path, "a", encoding=None)'): _UTF8,
+    ("subagents/transcript.py", "TranscriptWriter.on_event", 'fh = self._files[record.agent_id] = open(path, "a", )'):
+        _UTF8,
+    ("subagents/transcript.py", "TranscriptWriter.on_event",
+     'fh = self._files[record.agent_id] = open(path, "a", encoding="UTF-8")'): _UTF8,
+    ("subagents/transcript.py", "TranscriptWriter.__init__", "self._closed = None"): "None and False are both falsy",
+    ("subagents/transcript.py", "TranscriptWriter.on_event",
+     'line = json.dumps(record.to_json(), ensure_ascii=None, default=str) + "\\n"'): "None and False are both falsy",
+    ("subagents/transcript.py", "TranscriptWriter.on_event",
+     'line = json.dumps(record.to_json(), ensure_ascii=False, default=None) + "\\n"'):
+        "to_json() holds JSON types only (EventRecord.data dumps in json mode): `default` is never called",
+    ("subagents/transcript.py", "TranscriptWriter.on_event",
+     'line = json.dumps(record.to_json(), ensure_ascii=False, ) + "\\n"'):
+        "to_json() holds JSON types only (EventRecord.data dumps in json mode): `default` is never called",
+    ("subagents/transcript.py", "TranscriptWriter.on_event", "fh = None"):
+        "reopening the file for each line writes the same bytes (CPython closes the replaced handle at once)",
+    ("subagents/transcript.py", "TranscriptWriter.on_event", "fh = self._files.get(None)"):
+        "reopening the file for each line writes the same bytes (CPython closes the replaced handle at once)",
+    ("subagents/events.py", "event_reference", 'doc = " ".join((t.__doc__ or "XXXX").split())'): _DOC,
+    ("subagents/events.py", "event_reference",
+     "rows.append(f\"| `{t.kind}` | {t.__name__}{': ' + doc if (doc) or True else ''} | {fields} |\")"): _DOC,
+    ("subagents/events.py", "event_reference",
+     "rows.append(f\"| `{t.kind}` | {t.__name__}{': ' + doc if doc else 'XXXX'} | {fields} |\")"): _DOC,
+    ("subagents/events.py", "EventRecord.data",
+     'return _scrub(_adapter(type(self.event)).dump_python(self.event, mode=None))'): _INFER,
+    ("subagents/events.py", "EventRecord.data", 'return _scrub(_adapter(type(self.event)).dump_python(self.event, ))'):
+        _INFER,
+    ("subagents/events.py", "EventRecord.data", 'return _scrub(_adapter(None).dump_python(self.event, mode="json"))'):
+        _INFER,
+    ("subagents/events.py", "EventRecord.data", 'return _scrub(_adapter(type(None)).dump_python(self.event, mode="json"))'):
+        _INFER,
+    ("subagents/events.py", "EventRecord.data",
+     'return _scrub(_adapter(type(self.event)).dump_python(self.event, mode="XXjsonXX"))'): _INFER,
+    ("subagents/events.py", "EventRecord.data",
+     'return _scrub(_adapter(type(self.event)).dump_python(self.event, mode="JSON"))'): _INFER,
+    ("subagents/events.py", "EventRecord.from_json",
+     "event = _adapter(etype).validate_python(data) if (etype is not None) or True else UnknownEvent(kind, dict(data))"):
+        "an adapter for None refuses the data with a ValueError, which is caught: UnknownEvent either way",
     ("subagents/web/fetch.py", "_client", "pool=None)"):
         "each client sends one request at a time: it never waits for a pooled connection",
     ("subagents/web/fetch.py", "_client",

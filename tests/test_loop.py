@@ -287,7 +287,7 @@ class Recording:
 
 
 async def test_the_request_and_every_event_carry_their_fields(monkeypatch: pytest.MonkeyPatch) -> None:
-    ticks = iter(range(1000))
+    ticks = iter(range(10, 1000))
     clock = types.SimpleNamespace(monotonic=lambda: next(ticks) * 0.123456)  # the loop's own clock only
     monkeypatch.setattr("subagents.loop.time", clock)
     first = tool_call("look", {"q": "x"}, ("look", {"q": "y"}), usage=Usage(7, 3))

@@ -33,8 +33,8 @@ def test_each_agent_has_its_file_and_run_events_go_to_run_jsonl(tmp_path: Path) 
     # flushed as written: readable while the writer is still open
     [first] = lines(tmp_path / "agents" / "lead.jsonl")
     assert set(first) == {"v", "run_id", "agent_id", "parent_id", "seq", "turn", "kind", "ts", "t", "data"}
-    assert (first["run_id"], first["agent_id"], first["parent_id"], first["seq"], first["kind"]) == \
-        ("run-1", "lead", None, 0, "budget")
+    assert (first["run_id"], first["agent_id"], first["parent_id"], first["seq"], first["turn"], first["kind"]) == \
+        ("run-1", "lead", None, 0, 0, "budget")
     assert first["data"] == {"budget": "tool_budget", "used": 3, "limit": 3} and first["v"] == 2
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", first["ts"]) and first["t"] >= 0
     [call] = lines(tmp_path / "agents" / "r1-sub1.jsonl")
@@ -42,10 +42,11 @@ def test_each_agent_has_its_file_and_run_events_go_to_run_jsonl(tmp_path: Path) 
     [end] = lines(tmp_path / "run.jsonl")
     assert end["agent_id"] == RUN_AGENT and end["kind"] == "run_end" and end["data"]["status"] == "completed"
     lead.emit(AgentFailed("boom"))
-    assert [e["seq"] for e in lines(tmp_path / "agents" / "lead.jsonl")] == [0, 1]  # appended, numbered
+    lead.emit(AgentFailed("boom again"))
+    assert [e["seq"] for e in lines(tmp_path / "agents" / "lead.jsonl")] == [0, 1, 2]  # appended, numbered
     writer.close()
     lead.emit(AgentFailed("after close"))  # a closed writer writes nothing more
-    assert len(lines(tmp_path / "agents" / "lead.jsonl")) == 2
+    assert len(lines(tmp_path / "agents" / "lead.jsonl")) == 3
     assert transcript_path(tmp_path, "run") == tmp_path / "run.jsonl"
     assert transcript_path(tmp_path, "lead") == tmp_path / "agents" / "lead.jsonl"
 
@@ -89,8 +90,10 @@ def test_unknown_and_foreign_lines_stay_readable() -> None:
     assert rec.to_json()["kind"] == "from_the_future" and rec.v == 1 and rec.seq == 4
     bad = EventRecord.from_json({"kind": "budget", "data": {"budget": ["not", "a", "string"]}})
     assert isinstance(bad.event, UnknownEvent) and bad.kind == "budget"
+    assert bad.data() == {"budget": ["not", "a", "string"]}
     empty = EventRecord.from_json({})
-    assert empty.kind == "" and empty.agent_id == "" and empty.parent_id is None and empty.t == 0.0
+    assert (empty.kind, empty.run_id, empty.agent_id, empty.parent_id, empty.seq, empty.turn, empty.ts, empty.t,
+            empty.v) == ("", "", "", None, 0, 0, "", 0.0, 1)
 
 
 def test_the_bus_delivers_in_order_writers_first_and_raises_after_everyone_saw_it() -> None:
@@ -129,13 +132,13 @@ def test_the_run_clock_is_shared_and_restartable(monkeypatch: pytest.MonkeyPatch
     now = [100.0]
     monkeypatch.setattr("subagents.events.time.monotonic", lambda: now[0])
     clock = Clock()
-    now[0] = 101.25
-    assert clock.now() == 1.25
+    now[0] = 101.23456789
+    assert clock.now() == 1.234568  # microseconds
     clock.restart()
     now[0] = 102.0
-    assert clock.now() == 0.75
+    assert clock.now() == 0.765432
     bus = EventBus("r", clock)
-    assert bus.agent("a").clock is clock and bus.agent("a").emit(AgentFailed("x")).t == 0.75
+    assert bus.agent("a").clock is clock and bus.agent("a").emit(AgentFailed("x")).t == 0.765432
 
 
 def test_the_event_reference_has_a_row_per_event_type() -> None:
