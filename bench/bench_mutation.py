@@ -61,6 +61,15 @@ _UTF8 = "equivalent where the locale's encoding is UTF-8, as here (C.UTF-8); cod
 _DOC = "dataclasses give every event class a __doc__ (the generated signature when it has no docstring)"
 _INFER = "pydantic serialises the event dataclass by inference then, with the same JSON-compatible result"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("subagents/tools.py", "untrusted",
+     "body = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=None, indent=1)"):
+        "None and False are both falsy",
+    ("subagents/web/guard.py", "parse_ipv4_loose", 'h = host.lower().rstrip("XX.XX")'):
+        "the host is lower-cased first: no 'X' to strip",
+    ("subagents/web/guard.py", "parse_ipv4_loose", 'elif len(p) >= 1 and p.startswith("0"):'):
+        "a lone '0' read as octal is 0 too",
+    ("subagents/web/guard.py", "parse_ipv4_loose", 'if any(c in "XX89XX" for c in p):'):
+        "an octal part holds digits only (checked by the pattern): never an 'X'",
     ("subagents/loop.py", "call_model",
      'model=spec.model.name, system_sha256=hashlib.sha256(request.system.encode("UTF-8")).hexdigest()[:16],'):
         "codec names are case-insensitive",
