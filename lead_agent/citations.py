@@ -156,4 +156,4 @@ def _marker_ids(inside: str) -> list[str]:
 
 
 def _plain(sentence: str) -> str:
-    return " ".join(MARKER.sub("", sentence).split())
+    return re.sub(r"\s+([.!?,;:])", r"\1", " ".join(MARKER.sub("", sentence).split()))

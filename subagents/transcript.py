@@ -4,9 +4,9 @@
 `agents/<agent_id>.jsonl`, run-level records (run start/end, citation check, report) to
 `run.jsonl`. Every line is `EventRecord.to_json()`:
     {"v", "run_id", "agent_id", "parent_id", "seq", "turn", "kind", "ts", "t", "data"}
-A crash loses at most the line being written; readers skip a torn last line. A line that cannot
-be written whole (a full disk) is cut back off the file and raises `StorageError`
-(subagents/storage.py): the file still ends with a complete line.
+A crash loses at most the line being written; readers skip a torn line (the last one after a crash, or
+one in the middle when a resumed run appended after it) and read on. A line that cannot be written
+whole (a full disk) is cut back off the file and raises `StorageError` (subagents/storage.py).
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ class TranscriptWriter:
                 except OSError as err:
                     raise StorageError(err.errno, err.strerror, str(path.parent)) from None
                 log = self._files[record.agent_id] = AppendLog(path)
+                if _ends_torn(path):  # a crash cut the last line: start on a fresh one
+                    log.append("\n")
             log.append(line)
 
     def close(self) -> None:
@@ -59,8 +61,17 @@ class TranscriptWriter:
             self._files.clear()
 
 
+def _ends_torn(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        if fh.tell() == 0:
+            return False
+        fh.seek(-1, 2)
+        return fh.read(1) != b"\n"
+
+
 def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Read a transcript's lines as dicts, tolerating a torn last line (a crash mid-write)."""
+    """Read a transcript's lines as dicts, skipping torn lines (a crash mid-write; the writer appends)."""
     with open(path, encoding="utf-8") as fh:
         for raw in fh:
             raw = raw.strip()
@@ -69,7 +80,7 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
             try:
                 yield json.loads(raw)
             except json.JSONDecodeError:
-                return
+                continue
 
 
 def read_records(path: Path) -> Iterator[EventRecord]:

@@ -34,6 +34,9 @@ SMALL = {
                                      "--cache-dir", str(tmp / "cache")],
     "bench_viewer.py": lambda tmp: ["--subagents", "4", "--turns", "2", "--calls", "2"],
     "bench_runs_index.py": lambda tmp: ["--runs", "200", "--repeat", "1"],
+    # one small function's mutants, and coverage of one test that starts the CLI in a subprocess
+    "bench_mutation.py": lambda tmp: ["--modules", "subagents/tools.py", "--functions", "neutralise_markers",
+                                      "--coverage-tests", "tests/test_web_run.py::test_cli_run_help_lists_the_web_flags"],
 }
 
 

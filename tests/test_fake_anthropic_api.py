@@ -16,7 +16,10 @@ import anthropic
 import httpx
 import pytest
 
-from tests.fakes.anthropic_server import FakeAnthropicServer, cut, stall, text, tool_use
+from subagents.model import ModelError, ToolSpec
+from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, cut, stall, text, tool_use
+from tests.fakes.anthropic_server import anthropic_server  # noqa: F401  (fixture)
+from tests.test_anthropic_model import SEARCH as SEARCH_SPEC, make, req
 
 KEY = "sk-ant-fake-0001"
 MODEL = "claude-test"
@@ -301,3 +304,34 @@ async def test_clean_cut_ends_the_stream_without_message_stop(srv: FakeAnthropic
             kinds = [event.type async for event in s]
     assert "message_stop" not in kinds and "message_delta" not in kinds
     assert kinds[:2] == ["message_start", "content_block_start"]
+
+
+# ---------------------------------------------------------------- the fake's own test helpers (moved from test_anthropic_model.py)
+
+
+async def test_dry_fake_is_an_error(anthropic_server: FakeAnthropicServer) -> None:
+    with pytest.raises(ModelError, match="ran dry"):
+        await make(anthropic_server).complete(req())
+    assert anthropic_server.dry == 1
+
+
+async def test_handler_decides_by_inspecting_request() -> None:
+    def handler(body: dict[str, Any]) -> Reply:
+        names = [t["name"] for t in body.get("tools", [])]
+        return text("lead" if "delegate" in names else "subagent")
+
+    with FakeAnthropicServer(handler=handler) as srv:
+        model = make(srv)
+        lead = await model.complete(req(tools=[ToolSpec("delegate", "d", {"type": "object"})]))
+        sub = await model.complete(req(tools=[SEARCH_SPEC]))
+    assert (lead.text(), sub.text()) == ("lead", "subagent")
+
+
+async def test_failing_handler_is_reported_not_hidden() -> None:
+    def handler(body: dict[str, Any]) -> Reply:
+        raise KeyError("no rule for this request")
+
+    with FakeAnthropicServer(handler=handler) as srv:
+        with pytest.raises(ModelError, match="fake handler raised KeyError"):
+            await make(srv).complete(req())
+    assert srv.handler_errors == ["KeyError: 'no rule for this request'"]

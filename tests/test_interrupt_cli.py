@@ -38,7 +38,7 @@ def test_sigint_marks_the_run_interrupted_and_keeps_every_line(tmp_path: Path) -
              "--runs-dir", str(tmp_path / "runs"), "--lead-model", "claude-opus-4-6",
              "--subagent-model", "claude-haiku-4-5"],
             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a bound, not a timing: the loop leaves as soon as both are stuck
         while time.monotonic() < deadline:  # wait until both subagents are stuck in their second call
             if sum(1 for r in srv.requests if len(r.body.get("messages", [])) > 1 and
                    "submit_findings" in {t["name"] for t in r.body.get("tools", [])}) >= 2:

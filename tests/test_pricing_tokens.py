@@ -11,7 +11,6 @@ from trio.testing import MockClock
 from subagents.model import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 from subagents.models.pricing import PRICING_FILE, add_costs, cost, price_for
 from subagents.models.ratelimit import RateLimiter
-from subagents.models.retry import RetryPolicy, parse_retry_after
 from subagents.tokens import DROPPED_TEXT, condense_messages, estimate_message_tokens, estimate_request_tokens, estimate_tokens
 
 # ---------------------------------------------------------------- pricing
@@ -162,7 +161,8 @@ async def test_hold_pauses_everyone(autojump_clock: MockClock) -> None:
     assert trio.current_time() == pytest.approx(12.5)
 
 
-def test_unlimited_limiter_and_retry_policy() -> None:
+def test_unlimited_limiter_never_waits() -> None:
+    """(The retry policy and retry-after parsing are tested in test_retry_limiter.py.)"""
     async def main() -> float:
         limiter = RateLimiter()
         for _ in range(1000):
@@ -170,11 +170,3 @@ def test_unlimited_limiter_and_retry_policy() -> None:
         return trio.current_time()
 
     assert trio.run(main, clock=MockClock(autojump_threshold=0)) == 0
-    policy = RetryPolicy(max_retries=5, base=1.0, max_backoff=8.0)
-    assert policy.wait(1, 3.0) == 3.0 and policy.wait(1, 10_000) == 60.0
-    waits = [policy.wait(n, None) for n in range(1, 7)]
-    assert all(0.5 * min(8.0, 2 ** (n - 1)) <= w <= min(8.0, 2 ** (n - 1)) for n, w in zip(range(1, 7), waits))
-    assert parse_retry_after({"Retry-After": "2"}) == 2.0
-    assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
-    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
-    assert parse_retry_after({"retry-after": "soon"}) is None and parse_retry_after({}) is None

@@ -130,3 +130,47 @@ def test_corrupt_entries_are_misses(tmp_path: Path) -> None:
     assert cache.get_search("q", 3, max_age=None) is None
     os.remove(path)
     assert cache.get_search("q", 3, max_age=None) is None
+
+
+async def test_an_altered_or_missing_cached_body_is_never_served(server: FakeWebServer, tmp_path: Path) -> None:
+    url = server.add("/note.txt", "the recorded text", "text/plain")
+    rec = Harness(WebConfig(cache_mode="record", cache_dir=tmp_path, allow_private_network=True))
+    payload(await rec.call("fetch_page", url=url))
+    entry = json.loads((tmp_path / "fetch" / f"{request_key(fetch_request(url))}.json").read_text())
+    body = tmp_path / "fetch" / entry["body"]
+    assert body.read_bytes() == b"the recorded text" and entry["body_sha256"]
+
+    body.write_bytes(b"the tampered text")
+    replay = Harness(WebConfig(cache_mode="replay", cache_dir=tmp_path, allow_private_network=True))
+    r = await replay.call("fetch_page", url=url)
+    assert r.is_error and "replay miss" in r.content and "tampered" not in r.content
+    # read-through treats it as a miss too: fetched live again, and the entry repaired
+    server.add("/note.txt", "the live text", "text/plain")
+    live = Harness(WebConfig(cache_mode="read-through", cache_dir=tmp_path, allow_private_network=True))
+    assert payload(await live.call("fetch_page", url=url))["passages"][0]["text"] == "the live text"
+    assert len(server.requests) == 2 and body.read_bytes() == b"the live text"
+
+    body.unlink()
+    r = await replay.call("fetch_page", url=url)
+    assert r.is_error and "replay miss" in r.content
+
+
+def test_cache_entries_round_trip_and_older_entries_without_a_checksum_still_serve(tmp_path: Path) -> None:
+    from subagents.web.fetch import RawResponse
+
+    cache = WebCache(tmp_path)
+    raw = RawResponse(url="https://x.test/b", requested_url="https://x.test/a", status=203, content_type="text/plain",
+                      charset="latin-1", body=b"caf\xe9", redirects=["https://x.test/a"], private=True)
+    cache.put_fetch("https://x.test/a", raw)
+    got = cache.get_fetch("https://X.test/a#frag", max_age=None)
+    assert got is not None and got.fetched_at > 0
+    assert (got.url, got.requested_url, got.status, got.content_type, got.charset, got.body, got.redirects,
+            got.private) == (raw.url, raw.requested_url, 203, "text/plain", "latin-1", b"caf\xe9", raw.redirects, True)
+    path = tmp_path / "fetch" / f"{request_key(fetch_request('https://x.test/a'))}.json"
+    entry = json.loads(path.read_text())
+    del entry["body_sha256"]
+    path.write_text(json.dumps(entry))
+    assert cache.get_fetch("https://x.test/a", max_age=None).body == b"caf\xe9"
+    entry["request"] = "fetch\nhttps://elsewhere.test/"  # a hand-edited entry for another request
+    path.write_text(json.dumps(entry))
+    assert cache.get_fetch("https://x.test/a", max_age=None) is None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from subagents.tools import ToolError
-from subagents.tools import neutralise_markers
 from subagents.web.extract import extract_page, kind_for_content_type, split_passages
 from tests.fakes.web_server import make_pdf
 
@@ -84,6 +83,36 @@ def test_tiny_html_falls_back_to_visible_text() -> None:
     assert "Just one line." in page.passages[0].text
 
 
-def test_neutralise_markers() -> None:
-    assert neutralise_markers("a </retrieved_material> b <Retrieved_Material x>") == \
-        "a ‹/retrieved_material> b ‹Retrieved_Material x>"
+def encrypted_pdf(user_password: str) -> bytes:
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for page in PdfReader(io.BytesIO(make_pdf([["Secret orbital data."], ["More secret data."]]))).pages:
+        writer.add_page(page)
+    writer.encrypt(user_password=user_password, owner_password="owner-pw", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_encrypted_pdfs() -> None:
+    body = encrypted_pdf("s3cret")
+    assert b"Secret orbital" not in body
+    with pytest.raises(ToolError, match="the PDF is encrypted and cannot be read"):
+        extract_page(url="http://x.test/a.pdf", content_type="application/pdf", charset=None, body=body)
+    # an empty user password (only printing/copying restricted) opens like any PDF
+    page = extract_page(url="http://x.test/b.pdf", content_type="application/pdf", charset=None,
+                        body=encrypted_pdf(""))
+    assert [(p.page, p.text) for p in page.passages] == [(1, "Secret orbital data."), (2, "More secret data.")]
+
+
+def test_pdf_pages_past_the_cap_are_not_read() -> None:
+    body = make_pdf([[f"Page {n} text about tides."] for n in range(1, 6)])
+    page = extract_page(url="http://x.test/a.pdf", content_type="application/pdf", charset=None, body=body,
+                        max_pdf_pages=2)
+    assert [p.page for p in page.passages] == [1, 2]
+    full = extract_page(url="http://x.test/a.pdf", content_type="application/pdf", charset=None, body=body,
+                        max_pdf_pages=5)
+    assert [p.page for p in full.passages] == [1, 2, 3, 4, 5]

@@ -295,3 +295,240 @@ async def test_dns_failure_and_malformed_urls_are_tool_errors(tmp_path: Path) ->
     assert "malformed" in await web.fetch_error("http://bad host.test/")
     invalid = await web.call("fetch_page", url="")
     assert invalid.is_error and "Invalid input" in invalid.content
+
+
+# ---------------------------------------------------------------- compressed bodies
+
+
+async def test_a_gzip_bomb_is_stopped_without_being_decoded_past_the_cap(server: FakeWebServer) -> None:
+    """100 MB of spaces is ~100 kB of gzip: one 64 kB chunk off the wire would expand to ~64 MB if it
+    were decoded whole before the cap is checked."""
+    import tracemalloc
+
+    url = server.gzip_bomb("/bomb.html", 100 * 1024 * 1024)
+    web = Harness(WebConfig(allow_private_network=True, cache_mode="off", max_bytes=1024 * 1024))
+    tracemalloc.start()
+    try:
+        err = await web.fetch_error(url)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "exceeds the 1048576-byte cap" in err
+    assert peak < 16 * 1024 * 1024, f"decoding peaked at {peak / 1e6:.0f} MB for a 1 MB cap"
+
+
+async def test_gzip_and_deflate_bodies_are_decoded(server: FakeWebServer, web: Harness) -> None:
+    import zlib
+
+    text = "Compressed field notes.\n\nThe heron stood still for an hour. " * 40
+    raw_deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    for path, kw in [("/g.txt", {"encoding": "gzip"}), ("/z.txt", {"encoding": "deflate"}),
+                     ("/raw.txt", {"headers": {"Content-Encoding": "deflate"}})]:
+        body = raw_deflate.compress(text.encode()) + raw_deflate.flush() if path == "/raw.txt" else text
+        page = await web.fetch(server.add(path, body, "text/plain", **kw))
+        assert "\n\n".join(p["text"] for p in page["passages"]) == text.strip(), path
+    assert server.requests[-1].headers["accept-encoding"] == "gzip, deflate"
+
+
+async def test_unusable_encodings_are_tool_errors(server: FakeWebServer, web: Harness) -> None:
+    br = server.add("/b.txt", b"\x8b\x02\x80hello\x03", "text/plain", headers={"Content-Encoding": "br"})
+    assert "content encoding 'br'" in await web.fetch_error(br)
+    broken = server.add("/broken.txt", b"\x1f\x8b\x08\x00not gzip at all", "text/plain",
+                        headers={"Content-Encoding": "gzip"})
+    assert "could not decode the compressed body" in await web.fetch_error(broken)
+
+
+# ---------------------------------------------------------------- HTTPS through the production transport
+
+HOST = "docs.example.test"
+
+
+@pytest.fixture
+def tls_server():
+    with FakeWebServer(tls=True, hostnames=(HOST,)) as srv:
+        srv.page("/a.html", ARTICLE_HTML)
+        yield srv
+
+
+def tls_harness(srv: FakeWebServer, monkeypatch: pytest.MonkeyPatch, *, trust: bool) -> Harness:
+    """The fetcher's own transport (no injected one); its CA store trusts the fake's CA only if `trust`."""
+    import subagents.web.fetch as fetch
+
+    monkeypatch.setattr(fetch, "_ssl_context", srv.client_ssl_context() if trust else None)
+    return Harness(WebConfig(allow_private_network=True, cache_mode="off",
+                             resolver=static_resolver({HOST: ["127.0.0.1"], "other.example.test": ["127.0.0.1"]})))
+
+
+async def test_https_fetch_pins_the_address_and_verifies_the_name_by_sni(
+        tls_server: FakeWebServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    web = tls_harness(tls_server, monkeypatch, trust=True)
+    page = await web.fetch(f"https://{HOST}:{tls_server.port}/a.html")
+    assert "always shows the same face" in page["passages"][0]["text"]
+    [rec] = tls_server.requests
+    assert rec.sni == HOST and rec.headers["host"] == f"{HOST}:{tls_server.port}"
+
+
+async def test_https_certificate_for_another_name_is_refused(
+        tls_server: FakeWebServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    web = tls_harness(tls_server, monkeypatch, trust=True)
+    err = await web.fetch_error(f"https://other.example.test:{tls_server.port}/a.html")
+    assert "could not fetch" in err and tls_server.requests == []
+
+
+async def test_https_from_an_unknown_ca_is_refused(tls_server: FakeWebServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    web = tls_harness(tls_server, monkeypatch, trust=False)  # the system CA store
+    err = await web.fetch_error(f"https://{HOST}:{tls_server.port}/a.html")
+    assert "could not fetch" in err and tls_server.requests == []
+
+
+# ---------------------------------------------------------------- the fetcher's details (raw responses)
+
+
+def raw_config(**kw: Any) -> WebConfig:
+    return WebConfig(allow_private_network=True, cache_mode="off", resolver=static_resolver({}), **kw)
+
+
+def test_content_type_parameters() -> None:
+    from subagents.web.fetch import parse_content_type
+
+    assert parse_content_type(None) == ("", None) and parse_content_type("") == ("", None)
+    assert parse_content_type("Text/HTML") == ("text/html", None)
+    assert parse_content_type('text/html; foo="a=b"; Charset="ISO-8859-1" ') == ("text/html", "iso-8859-1")
+    assert parse_content_type("text/plain; charset='utf-8'") == ("text/plain", "utf-8")
+    assert parse_content_type("text/plain; charset=") == ("text/plain", None)
+    assert parse_content_type("text/plain; format=flowed") == ("text/plain", None)
+    assert parse_content_type("text/plain;charset=utf-8;format=flowed") == ("text/plain", "utf-8")
+    assert parse_content_type("text/plain; charset=x=y") == ("text/plain", "x=y")
+    assert parse_content_type("text/plain; charset=XX-TEST") == ("text/plain", "xx-test")
+
+
+def test_host_header_keeps_ipv6_brackets_and_drops_default_ports() -> None:
+    import httpx
+
+    from subagents.web.fetch import _host_header
+
+    assert _host_header(httpx.URL("http://[::1]:8080/x")) == "[::1]:8080"
+    assert _host_header(httpx.URL("https://example.test/x")) == "example.test"
+    assert _host_header(httpx.URL("http://example.test:8080/")) == "example.test:8080"
+
+
+async def test_what_the_request_says_and_what_the_response_holds(server: FakeWebServer) -> None:
+    from subagents.web.fetch import ACCEPT, fetch_raw
+
+    url = server.add("/r.txt", "hello", "text/plain; charset=ISO-8859-1")
+    start = server.redirect("/from", "/r.txt", status=301)
+    raw = await fetch_raw(start, raw_config(user_agent="test-agent/1"))
+    headers = server.requests[-1].headers
+    assert (headers["user-agent"], headers["accept"], headers["accept-encoding"]) == ("test-agent/1", ACCEPT,
+                                                                                      "gzip, deflate")
+    assert (raw.url, raw.requested_url, raw.status, raw.content_type, raw.charset, raw.body, raw.redirects,
+            raw.private) == (url, start, 200, "text/plain", "iso-8859-1", b"hello", [start], True)
+    assert raw.fetched_at > 0
+
+
+async def test_redirect_and_status_errors_are_exact(server: FakeWebServer) -> None:
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    server.add("/no-location", b"", None, status=302)
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(server.url("/no-location"), raw_config())
+    assert str(e.value) == f"HTTP 302 redirect without a Location from {server.url('/no-location')}"
+    server.redirect("/bad-location", "http://[::zz/")  # httpx itself refuses it while reading the response
+    with pytest.raises(ToolError, match="could not fetch .*/bad-location: RemoteProtocolError: Invalid URL"):
+        await fetch_raw(server.url("/bad-location"), raw_config())
+    server.add("/choices", b"pick one", "text/plain", status=300)  # 3xx that is not a redirect: not a page
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(server.url("/choices"), raw_config())
+    assert str(e.value) == f"HTTP 300 Multiple Choices from {server.url('/choices')}"
+
+
+async def test_a_refused_type_is_refused_before_its_body_is_read(server: FakeWebServer, web: Harness) -> None:
+    url = server.add("/huge.png", b"\x89PNG" + b"x" * 3_000_000, "image/png")
+    small = Harness(WebConfig(allow_private_network=True, cache_mode="off", max_bytes=1_000_000))
+    err = await small.fetch_error(url)
+    assert "unsupported content type 'image/png'" in err and "too large" not in err
+
+
+async def test_the_cap_is_inclusive_and_its_messages_exact(server: FakeWebServer) -> None:
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    config = raw_config(max_bytes=1000)
+    exact = server.add("/exact.txt", b"e" * 1000, "text/plain")
+    assert len((await fetch_raw(exact, config)).body) == 1000
+    streamed = server.add("/streamed.txt", b"s" * 1000, "text/plain", content_length=False)
+    assert len((await fetch_raw(streamed, config)).body) == 1000
+    zipped = server.add("/zipped.txt", b"z" * 1000, "text/plain", encoding="gzip")
+    assert (await fetch_raw(zipped, config)).body == b"z" * 1000  # decodes to exactly the cap
+    over = server.add("/over.txt", b"o" * 1001, "text/plain", content_length=False)
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(over, config)
+    assert str(e.value) == f"response from {over} exceeds the 1000-byte cap; download aborted"
+    declared = server.add("/declared.txt", b"d" * 1001, "text/plain")
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(declared, config)
+    assert str(e.value) == f"response from {declared} is too large (1001 bytes; the cap is 1000)"
+
+
+async def test_every_accepted_encoding_over_many_chunks(server: FakeWebServer) -> None:
+    import os
+    import zlib
+
+    from subagents.web.fetch import fetch_raw
+
+    text = os.urandom(300_000).hex().encode()  # compresses about 2:1: many reads off the wire
+    raw_deflate = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    bodies = {
+        "/gzip": (zlib.compress(text, 6, wbits=31), "gzip"),
+        "/x-gzip": (zlib.compress(text, 6, wbits=31), "x-gzip"),
+        "/zlib": (zlib.compress(text, 6), "deflate"),
+        "/raw": (raw_deflate.compress(text) + raw_deflate.flush(), "deflate"),
+        "/identity": (text, "identity"),
+    }
+    for path, (body, encoding) in bodies.items():
+        url = server.add(path, body, "text/plain", headers={"Content-Encoding": encoding}, chunk=4096)
+        assert (await fetch_raw(url, raw_config())).body == text, path
+
+
+async def test_a_corrupt_body_names_the_url(server: FakeWebServer) -> None:
+    import zlib
+
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    good = zlib.compress(bytes(range(256)) * 400, 9, wbits=31)
+    broken = good[:20] + bytes(b ^ 0xFF for b in good[20:60]) + good[60:]  # garbage inside the deflate stream
+    url = server.add("/bad.gz", broken, "text/plain", headers={"Content-Encoding": "gzip"})
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(url, raw_config())
+    assert str(e.value).startswith(f"could not decode the compressed body from {url}: ")
+
+
+async def test_read_timeouts_and_the_overall_deadline_are_told_apart(server: FakeWebServer) -> None:
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    slow_body = server.add("/slow-body", b"late", "text/plain", body_delay=30)
+    with pytest.raises(ToolError) as e:  # the read timeout (not httpx's 5 s default) fires well before the deadline
+        await fetch_raw(slow_body, raw_config(read_timeout=0.2, total_timeout=3))
+    assert str(e.value) == f"timed out reading {slow_body} (ReadTimeout)"
+    slow_headers = server.add("/slow-headers", b"late", "text/plain", delay=30)
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(slow_headers, raw_config(read_timeout=0.2, total_timeout=20))
+    assert str(e.value) == f"timed out fetching {slow_headers} (ReadTimeout)"
+
+
+async def test_a_body_cut_short_and_a_public_fetch(server: FakeWebServer) -> None:
+    from subagents.tools import ToolError
+    from subagents.web.fetch import fetch_raw
+
+    short = server.add("/short.txt", b"only ten b", "text/plain", content_length=False, headers={"Content-Length": "1000"})
+    with pytest.raises(ToolError) as e:
+        await fetch_raw(short, raw_config())
+    assert str(e.value).startswith(f"could not fetch {short}: RemoteProtocolError: ")
+    server.add("/public.txt", "public", "text/plain")
+    config = WebConfig(cache_mode="off", transport=LoopbackOnlyTransport({"93.184.216.34": "127.0.0.1"}),
+                       resolver=static_resolver({"public.test": ["93.184.216.34"]}))
+    raw = await fetch_raw(f"http://public.test:{server.port}/public.txt", config)
+    assert raw.body == b"public" and raw.private is False

@@ -419,9 +419,8 @@ async def test_injected_instructions_in_a_served_page_change_nothing(tmp_path: P
         assert start["data"]["allowed_tools"] == SUBAGENT_TOOLS  # the same after reading the page
         for call, res in calls_and_results(evs):
             assert call["name"] in SUBAGENT_TOOLS
-            if call["name"] == "fetch_page" and "169.254" in call["input"]["url"]:
-                # a model that obeyed would be refused by the guard, in code
-                assert res is not None and res["is_error"] and "link-local" in res["content"]
+            # the offline model does not follow page text (a model that does: the next test)
+            assert "169.254" not in json.dumps(call["input"])
             if call["name"] == "fetch_page" and res is not None and METADATA in res["content"]:
                 read_it = True
         # the injected text is in the transcript only as quoted material inside a tool result
@@ -443,6 +442,54 @@ async def test_injected_instructions_in_a_served_page_change_nothing(tmp_path: P
     assert METADATA not in json.dumps(events(run_dir, "lead"))
     assert "169.254" not in result.report and "Tomato plants should be watered deeply" in result.report
 
+
+
+async def test_a_model_that_obeys_an_injected_page_is_stopped_in_code(tmp_path: Path) -> None:
+    """The subagent's model does what the page says: fetch the metadata URL and call shell_exec.
+    The guard refuses the fetch and the allow-list the tool; nothing reaches the network."""
+    from subagents.model import ModelRequest, ToolResultBlock
+    from subagents.models.scripted import ScriptedModel, tool_call
+
+    from .conftest import lead_report_from_findings
+
+    def submit_what_was_read(request: ModelRequest):
+        page = next(material(b.content) for m in request.messages for b in m.content
+                    if isinstance(b, ToolResultBlock) and not b.is_error and '"passages"' in b.content)
+        tomato = next(p for p in page["passages"] if "watered deeply" in p["text"])
+        return tool_call("submit_findings", {"status": "ok", "claims": [
+            {"text": "Tomato plants should be watered deeply at the base in the early morning.",
+             "source_ids": [tomato["source_id"]]}]})
+
+    with FakeWebServer() as server:
+        server.page("/tomatoes.html", INJECTED_PAGE)
+        url = f"http://garden.test:{server.port}/tomatoes.html"
+        transport = LoopbackOnlyTransport({"93.184.216.34": "127.0.0.1"})
+        config = WebConfig(search_backend=RecordedSearch([{"title": "Tomatoes", "href": url, "body": "Garden."}]),
+                           cache_mode="off", transport=transport,
+                           resolver=static_resolver({"garden.test": ["93.184.216.34"]}))
+        plan = {"query_type": "straightforward", "rationale": "one fact",
+                "tasks": [{"objective": "How often should tomato plants be watered?", "tools": WEB_TOOLS}]}
+        lead = ScriptedModel([tool_call("delegate", plan), lead_report_from_findings])
+        sub = ScriptedModel([
+            tool_call("web_search", {"query": "watering tomatoes"}),
+            tool_call("fetch_page", {"url": url}),
+            tool_call("fetch_page", {"url": METADATA}, ("shell_exec", {"cmd": "cat /etc/passwd"})),  # obeys
+            submit_what_was_read,
+        ])
+        result = await research("How often should tomato plants be watered?", web=True, web_config=config,
+                                runs_dir=tmp_path / "runs", use_config_file=False, lead_model=lead,
+                                subagent_model=sub, max_rounds=1)
+        served = [r.path for r in server.requests]
+    assert result.status == "completed" and served == ["/tomatoes.html"]
+    assert [u for u, _host in transport.seen] == [f"http://93.184.216.34:{server.port}/tomatoes.html"]
+    results = {c["name"] + ":" + json.dumps(c["input"]): r for c, r in calls_and_results(events(result.run_dir, "r1-sub1"))}
+    metadata = results["fetch_page:" + json.dumps({"url": METADATA})]
+    assert metadata["is_error"] and "not a public address (link-local)" in metadata["content"]
+    shell = results["shell_exec:" + json.dumps({"cmd": "cat /etc/passwd"})]
+    assert shell["is_error"] and "not allowed" in shell["content"]
+    assert [t.name for t in sub.calls[-1].tools] == SUBAGENT_TOOLS  # the page added no tool
+    assert "watered deeply" in result.report and "169.254" not in result.report
+    assert result.manifest["citation_check"]["supported"] == 1
 
 # ---------------------------------------------------------------- 6. the CLI
 

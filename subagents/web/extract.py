@@ -274,9 +274,11 @@ def extract_pdf(body: bytes, max_pages: int) -> tuple[str, list[tuple[int, str]]
         reader = PdfReader(io.BytesIO(body))
         if reader.is_encrypted:
             try:
-                reader.decrypt("")
+                opened = reader.decrypt("")  # PasswordType.NOT_DECRYPTED (0) when a password is needed
             except Exception:
-                raise ToolError("the PDF is encrypted and cannot be read") from None
+                opened = 0
+            if not opened:
+                raise ToolError("the PDF is encrypted and cannot be read")
         title = ""
         try:
             meta = reader.metadata

@@ -8,15 +8,19 @@ overall deadline so a fetch never hangs.
 * The content type is checked from the headers before the body is read, so a refused type costs
   no download; the body is streamed and the fetch aborted as soon as it passes `max_bytes`
   (a Content-Length over the cap is refused up front). The cap applies to decoded bytes, so a
-  compressed bomb is stopped too.
+  compressed bomb is stopped too: the body is read raw and decoded here (gzip and deflate, the only
+  encodings we accept) at most `DECODE_STEP` bytes at a time, so memory stays near the cap however
+  much one compressed chunk would expand (httpx's own decoder expands a whole chunk at once).
+  Another Content-Encoding is refused.
 * `trust_env=False`: proxy variables would send requests somewhere the guard never saw.
 """
 
 from __future__ import annotations
 
 import time
+import zlib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import httpx
 import trio
@@ -27,6 +31,8 @@ from .guard import CheckedTarget as Target
 from .guard import check_url, normalise_url
 
 REDIRECT_CODES = (301, 302, 303, 307, 308)
+ACCEPT_ENCODING = "gzip, deflate"  # what _BoundedDecoder reads
+DECODE_STEP = 64 * 1024  # most decoded bytes produced by one decompress call
 ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,text/markdown;q=0.8,*/*;q=0.1"
 
 
@@ -118,7 +124,8 @@ def _client(config: WebConfig) -> httpx.AsyncClient:
             verify=_shared_ssl_context(), trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
         )
     return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False, trust_env=False,
-                             headers={"User-Agent": config.user_agent, "Accept": ACCEPT})
+                             headers={"User-Agent": config.user_agent, "Accept": ACCEPT,
+                                      "Accept-Encoding": ACCEPT_ENCODING})
 
 
 async def _send_pinned(client: httpx.AsyncClient, target: Target) -> httpx.Response:
@@ -196,9 +203,57 @@ async def _read_capped(response: httpx.Response, max_bytes: int, url: httpx.URL)
     declared = response.headers.get("content-length")
     if declared and declared.strip().isdigit() and int(declared) > max_bytes:
         raise ToolError(f"response from {url} is too large ({int(declared)} bytes; the cap is {max_bytes})")
+    decoder = _BoundedDecoder(response.headers.get("content-encoding", ""), url)
     buf = bytearray()
-    async for chunk in response.aiter_bytes():
-        buf += chunk
-        if len(buf) > max_bytes:
-            raise ToolError(f"response from {url} exceeds the {max_bytes}-byte cap; download aborted")
+    async for raw in response.aiter_raw():
+        for piece in decoder.decode(raw):
+            buf += piece
+            if len(buf) > max_bytes:
+                raise ToolError(f"response from {url} exceeds the {max_bytes}-byte cap; download aborted")
+    buf += decoder.flush()
+    if len(buf) > max_bytes:
+        raise ToolError(f"response from {url} exceeds the {max_bytes}-byte cap; download aborted")
     return bytes(buf)
+
+
+class _BoundedDecoder:
+    """Content-Encoding gzip / deflate / identity, decoded at most DECODE_STEP bytes per step."""
+
+    def __init__(self, header: str, url: httpx.URL) -> None:
+        encoding = header.strip().lower()
+        if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
+            raise ToolError(f"response from {url} uses content encoding {header!r}; only gzip and deflate are read")
+        self.url = url
+        self.deflate = encoding == "deflate"
+        self.z = None if encoding in ("", "identity") else zlib.decompressobj(31 if not self.deflate else 15)
+        self.started = False
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        if self.z is None:
+            yield data
+            return
+        try:
+            if self.deflate and not self.started and data:
+                data = self._pick_deflate_format(data)
+            self.started = self.started or bool(data)
+            while data and not self.z.eof:
+                yield self.z.decompress(data, DECODE_STEP)
+                data = self.z.unconsumed_tail
+        except zlib.error as e:
+            raise ToolError(f"could not decode the compressed body from {self.url}: {e}") from None
+
+    def _pick_deflate_format(self, data: bytes) -> bytes:
+        """RFC 9110 says deflate is the zlib format; some servers send raw deflate (as httpx, accept both)."""
+        try:
+            zlib.decompressobj(15).decompress(data[:2])
+        except zlib.error:
+            self.z = zlib.decompressobj(-zlib.MAX_WBITS)
+        return data
+
+    def flush(self) -> bytes:
+        if self.z is None:
+            return b""
+        try:
+            return self.z.flush(DECODE_STEP)
+        except zlib.error as e:
+            raise ToolError(f"could not decode the compressed body from {self.url}: {e}") from None

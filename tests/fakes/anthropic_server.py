@@ -70,7 +70,8 @@ ERROR_TYPES = {
 @dataclass
 class Reply(Fault):
     """One Messages API answer. `content` holds API-shaped blocks: {"type": "text", "text": ...},
-    {"type": "tool_use", "id", "name", "input"}, {"type": "thinking", "thinking", "signature"}."""
+    {"type": "tool_use", "id", "name", "input"}, {"type": "thinking", "thinking", "signature"}. A tool_use
+    `input` given as a str is streamed as it is, so a test can send JSON the SDK cannot parse."""
 
     content: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = "end_turn"
@@ -237,7 +238,8 @@ def _block_events(content: list[dict[str, Any]]) -> list[tuple[str, dict[str, An
             start, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(b["text"])]
         elif kind == "tool_use":
             start = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": p} for p in _pieces(json.dumps(b["input"]))]
+            raw = b["input"] if isinstance(b["input"], str) else json.dumps(b["input"])  # a str: sent as is (broken JSON)
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in _pieces(raw)]
         elif kind == "thinking":
             start = {"type": "thinking", "thinking": "", "signature": ""}
             deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(b.get("thinking", ""))]
