@@ -95,7 +95,7 @@ def source_link(src: Source) -> SourceLink:
         anchor = html_anchor(file, last) if last else None
         if anchor:
             href += f"#{anchor}"
-    return SourceLink(_label(src.title, heading), href, rel)
+    return SourceLink(_label(src.title, heading) or rel, href, rel)  # an untitled source is named by where it is
 
 
 def _md_text(text: str) -> str:

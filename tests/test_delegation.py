@@ -65,7 +65,7 @@ def test_a_delegation_objective_is_stripped_and_must_not_be_blank() -> None:
         Delegation.model_validate({"objective": "fine", "tools": ["x"], "shell": "rm -rf /"})
 
 
-@pytest.mark.parametrize("field, bad", [("max_tool_calls", 0), ("max_tool_calls", 101), ("max_tokens", 999),
+@pytest.mark.parametrize("field, bad", [("max_tool_calls", 0), ("max_tool_calls", 101), ("max_tokens", 0),
                                         ("max_seconds", 0), ("max_seconds", 3601)])
 def test_budgets_have_bounds(field: str, bad: float) -> None:
     with pytest.raises(ValidationError):

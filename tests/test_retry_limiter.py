@@ -274,5 +274,5 @@ async def test_a_limit_under_one_per_minute_is_a_limit(autojump_clock: MockClock
     await limiter.acquire()
     await limiter.acquire()
     assert trio.current_time() == pytest.approx(120)
-    with pytest.raises(ValueError, match="^a rate limit must be positive$"):
+    with pytest.raises(ValueError, match="^a rate limit must be a positive finite number"):
         RateLimiter(tokens_per_minute=-60)
