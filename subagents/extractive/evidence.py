@@ -36,6 +36,7 @@ class Passage:
     passage_id: str = ""
     url: str = ""
     anchor: str = ""  # the source id of the passage this one neighbours (read with it)
+    _units: list["Unit"] | None = field(default=None, repr=False, compare=False)
 
     @property
     def context(self) -> str:
@@ -120,6 +121,13 @@ def is_code_block(block: str) -> bool:
 
 
 def units_of(passage: Passage) -> list[Unit]:
+    """The passage's sentences, code blocks and signatures (computed once per passage)."""
+    if passage._units is None:
+        passage._units = _split_units(passage)
+    return passage._units
+
+
+def _split_units(passage: Passage) -> list[Unit]:
     units: list[Unit] = []
     for block in re.split(r"\n\s*\n", passage.text):
         block = block.strip("\n")

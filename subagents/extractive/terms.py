@@ -99,7 +99,12 @@ _PAIR = re.compile(r"\b([A-Za-z]{3,})\s+(?=([A-Za-z]{3,})\b)")
 def text_forms(text: str) -> set[str]:
     """Every normal form a text offers for matching: stems of words, identifiers whole and by
     their last dotted part, operators as written, and two adjacent words joined ("class method"
-    offers "classmethod")."""
+    offers "classmethod"). Memoised: a run looks at the same passages many times."""
+    return set(_text_forms(text))
+
+
+@lru_cache(maxsize=8192)
+def _text_forms(text: str) -> frozenset[str]:
     pairs = {a.lower() + b.lower() for a, b in _PAIR.findall(text)}
     out: set[str] = pairs | {stem(p) for p in pairs}
     for m in TOKEN.finditer(text):
@@ -119,7 +124,7 @@ def text_forms(text: str) -> set[str]:
                 out.add(stem(part.lower()))
         else:
             out |= _word_forms(tok)
-    return out
+    return frozenset(out)
 
 
 def _hyphen_forms(tok: str) -> set[str]:

@@ -90,31 +90,64 @@ def with_code(f: Found, found: list[Found]) -> list[Found]:
     return [f] + nxt[:1]
 
 
+ANSWER_SENTENCES = 3  # the Answer: the best claim and the next best from other pages
+PART_SENTENCES = 2  # per part of a question in parts
+
+
+def _page(f: Found, titles: dict[str, str]) -> str:
+    return titles.get(f.claim.source_ids[0], f.claim.source_ids[0]) if f.claim.source_ids else ""
+
+
+def introduces(f: Found) -> bool:
+    """A sentence ending in ":" that introduces the code after it."""
+    return f.claim.text.rstrip().endswith(":")
+
+
+def leading(candidates: list[Found], found: list[Found], titles: dict[str, str], most: int,
+            used: set[int]) -> list[Found]:
+    """The first claim, then the next ones from pages not yet quoted (a second view, not a repeat);
+    a sentence introducing code only with its code."""
+    picks: list[Found] = []
+    pages: set[str] = set()
+    for f in candidates:
+        if len(picks) >= most:
+            break
+        if f.code or id(f) in used or (picks and _page(f, titles) in pages):
+            continue
+        if introduces(f) and len(with_code(f, found)) < 2:
+            continue
+        if any(f.claim.text == p.claim.text for p in picks):
+            continue
+        picks.append(f)
+        pages.add(_page(f, titles))
+    return picks
+
+
+def _code_too(i: int, f: Found, atype: AnswerType) -> bool:
+    """The first sentence of a how-to answer keeps its code; a sentence introducing code always does."""
+    return i == 0 and atype is AnswerType.HOW_TO or introduces(f)
+
+
 def _answer(question: str, found: list[Found], titles: dict[str, str]) -> tuple[list[str], set[int]]:
     q = analyse(question)
-    order = ranked(question, found, titles)
     used: set[int] = set()
     lines: list[str] = []
     if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
-        return _comparison(q.entities, order, found)
+        return _comparison(q.entities, ranked(question, found, titles), found)
+    # each subagent ranked its claims with their headings and neighbours in view: its first is its answer
+    by_rank = sorted(found, key=lambda f: (f.group, f.order))
     if q.multi:
-        groups = sorted({f.group for f in found})
         labels = {f.group: f.label for f in found}
-        for g in groups:
-            best = next((f for f in order if f.group == g), None)
-            if best is None or id(best) in used:
-                continue
-            for x in with_code(best, found):
-                used.add(id(x))
-                lines += line(x) if x.code else [f"**{labels[g]}** {line(x)[0]}"]
+        for g in sorted({f.group for f in found}):
+            picks = leading([f for f in by_rank if f.group == g], found, titles, PART_SENTENCES, used)
+            for i, p in enumerate(picks):
+                for x in with_code(p, found) if _code_too(i, p, q.answer_type) else [p]:
+                    used.add(id(x))
+                    lines += line(x) if x.code else [f"**{labels[g]}** {line(x)[0]}" if x is picks[0] else line(x)[0]]
         return lines, used
-    if not order:
-        return lines, used
-    # the subagent ranked its claims with their headings and neighbours in view: its first is the answer
-    first = min((f for f in found if not f.code), key=lambda f: (f.group, f.order), default=order[0])
-    picks = [first]
-    for p in picks:
-        for x in with_code(p, found) if q.answer_type is AnswerType.HOW_TO else [p]:
+    picks = leading(by_rank, found, titles, ANSWER_SENTENCES, used)
+    for i, p in enumerate(picks):
+        for x in with_code(p, found) if _code_too(i, p, q.answer_type) else [p]:
             used.add(id(x))
             lines += line(x)
     return lines, used
