@@ -22,8 +22,8 @@ from ..delegation import QueryType
 from .analysis import AnswerType, Question, analyse, entity_terms
 from .terms import Term, TermKind, extract_terms, mentions, text_forms
 
-MAX_QUERIES = 3
-MAX_READS = 4
+MAX_QUERIES = 4
+MAX_READS = 6
 OUTPUT_FORMAT = "Up to 5 whole sentences quoted from the sources that answer the objective, each with its source id."
 
 
@@ -59,11 +59,12 @@ def _distinct_queries(*queries: str) -> list[str]:
 
 
 def single_queries(q: Question) -> list[str]:
-    """Distinct queries for one question: all its terms; its names and subject; its rarer half."""
+    """Distinct queries for one question: all its terms; the question as asked (the search engine
+    drops its stop words, keeping words the analysis set aside); its names and subject; its rarer half."""
     named = [t for t in q.terms if t.kind in (TermKind.IDENT, TermKind.NAME)]
     words = [t for t in q.terms if t.kind is TermKind.WORD]
     focus = list(dict.fromkeys(named + q.subject)) if named else []
-    return _distinct_queries(words_of(q.terms), words_of(focus),
+    return _distinct_queries(words_of(q.terms), q.text.rstrip("?"), words_of(focus),
                              words_of(words[len(words) // 2:] + named[:1]) if len(words) > 3 else "")
 
 

@@ -25,7 +25,7 @@ from ..delegation import QueryType
 from ..extractive.evidence import Evidence, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, focus_of, select
-from ..extractive.terms import mentions, text_forms
+from ..extractive.reading import pick_reads
 from ..model import (Message, ModelRequest, ModelResponse, StopReason, TextBlock, ToolResultBlock, ToolUseBlock,
                      Usage)
 from ..tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_TOOLS, SUBMIT_FINDINGS
@@ -110,24 +110,9 @@ class ExtractiveModel:
 
     @staticmethod
     def _pick_reads(focus: Focus, ev: Evidence, allowed: list[str], n: int) -> list[tuple[str, str, str]]:
-        """The passages worth reading in full: search rank, boosted by how much of the objective
-        their title, headings and snippet cover."""
-        terms = focus.terms or focus.context
-        scored = []
-        for p in ev.passages.values():
-            forms = text_forms(f"{p.context} {p.text}")
-            raw = f"{p.context} {p.text}"
-            cover = sum(1 for t in terms if mentions(t, forms, raw)) / max(1, len(terms))
-            heading = text_forms(p.context)
-            head_hit = sum(1 for t in terms if mentions(t, heading, p.context)) / max(1, len(terms))
-            scored.append((p.rank * (0.5 + cover + 0.5 * head_hit), p))
+        """The passages worth reading in full (`reading.pick_reads`), as tool calls."""
         picks: list[tuple[str, str, str]] = []
-        pages: set[str] = set()  # one read per page: a read brings its neighbours along
-        for _, p in sorted(scored, key=lambda x: -x[0]):
-            page = p.passage_id.rsplit("#", 1)[0] or p.url
-            if page in pages:
-                continue
-            pages.add(page)
+        for p in pick_reads(focus, ev, len(ev.passages)):
             if p.passage_id and READ_PASSAGE in allowed:
                 pick = (READ_PASSAGE, "passage_id", p.passage_id)
             elif p.url and FETCH_PAGE in allowed:
