@@ -165,11 +165,25 @@ def _split_units(passage: Passage) -> list[Unit]:
 
 # ---------------------------------------------------------------- tool results
 
+PAGE_DECAY = 0.5  # the j-th passage of a page adds PAGE_DECAY**j of its rank to the page
+
+
+def page_of(p: Passage) -> str:
+    return p.passage_id.rsplit("#", 1)[0] if p.passage_id else p.url or p.source_id
+
+
+def page_support(ev: "Evidence") -> dict[str, float]:
+    """Per page: its passages' fused search ranks, the best counting fully, each next one less —
+    a page several queries and several of its passages point to is about the question."""
+    return ev.pages
+
+
 @dataclass
 class Evidence:
     passages: dict[str, Passage] = field(default_factory=dict)  # by source id
     weights: Weights = field(default_factory=Weights)
     queries: list[str] = field(default_factory=list)
+    pages: dict[str, float] = field(default_factory=dict)  # page -> support (`page_support`)
 
     def all_forms(self) -> set[str]:
         out: set[str] = set()
@@ -225,6 +239,12 @@ def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evid
                 if p.get("source_id"):
                     _add(ev, Passage(p["source_id"], data.get("title", ""), p.get("heading", ""), p.get("text", ""),
                                      True, 0.0, url=data.get("url", "")))
+    by_page: dict[str, list[float]] = {}
+    for sid, r in fused.items():
+        if sid in ev.passages:
+            by_page.setdefault(page_of(ev.passages[sid]), []).append(r)
+    ev.pages = {page: sum(r * PAGE_DECAY ** j for j, r in enumerate(sorted(rs, reverse=True)))
+                for page, rs in by_page.items()}
     by_url: dict[str, float] = {}
     for sid, r in fused.items():
         if sid in ev.passages:

@@ -5,32 +5,18 @@ over all queries) and per page (how many of a page's passages came, and how high
 several queries and several of its passages point to is about the question, not a page that
 mentions a word once). Candidates are then reranked by how much of the objective their title,
 headings and snippet cover (weighted by the corpus's term statistics), with a bonus when the title
-or headings name the subject, and one passage per page is read, best pages first.
+or headings name the subject, and the best are read, a page's further passages counting less than its first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .evidence import Evidence, Passage
+from .evidence import Evidence, Passage, page_of, page_support
 from .selection import Focus
 from .terms import Term, TermKind, mentions, text_forms, weight
 
-PAGE_DECAY = 0.5  # the j-th passage of a page adds PAGE_DECAY**j of its rank to the page
-
-
-def page_of(p: Passage) -> str:
-    return p.passage_id.rsplit("#", 1)[0] if p.passage_id else p.url or p.source_id
-
-
-def page_support(ev: Evidence) -> dict[str, float]:
-    """Per page: its passages' fused ranks, the best counting fully, each next one less."""
-    by_page: dict[str, list[float]] = {}
-    for p in ev.passages.values():
-        if p.rank > 0:
-            by_page.setdefault(page_of(p), []).append(p.rank)
-    return {page: sum(r * PAGE_DECAY ** j for j, r in enumerate(sorted(rs, reverse=True)))
-            for page, rs in by_page.items()}
+SECOND_READ = 0.5  # a page already read: its next passage's score is weighed by this, per read
 
 
 @dataclass
@@ -65,16 +51,24 @@ def rank_candidates(focus: Focus, ev: Evidence) -> list[Candidate]:
     return out
 
 
+def _chunk(p: Passage) -> int:
+    tail = p.passage_id.rsplit("#", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
+
+
 def pick_reads(focus: Focus, ev: Evidence, n: int) -> list[Passage]:
-    """Up to `n` passages to read, one per page, best first."""
+    """Up to `n` passages to read, best first; a page's second passage counts half as much as its
+    first (its third a quarter), and a passage next to one already read is skipped (a read brings
+    its neighbours along)."""
+    cands = rank_candidates(focus, ev)
     picks: list[Passage] = []
-    pages: set[str] = set()
-    for c in rank_candidates(focus, ev):
-        page = page_of(c.passage)
-        if page in pages:
+    chunks: dict[str, list[int]] = {}
+    while cands and len(picks) < n:
+        best = max(cands, key=lambda c: c.score * SECOND_READ ** len(chunks.get(page_of(c.passage), [])))
+        cands.remove(best)
+        page, no = page_of(best.passage), _chunk(best.passage)
+        if any(abs(no - x) <= 1 for x in chunks.get(page, [])):
             continue
-        pages.add(page)
-        picks.append(c.passage)
-        if len(picks) >= n:
-            break
+        chunks.setdefault(page, []).append(no)
+        picks.append(best.passage)
     return picks

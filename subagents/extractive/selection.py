@@ -15,13 +15,15 @@ import re
 from dataclasses import dataclass, field
 
 from .analysis import AnswerType, Question, analyse, entity_terms
-from .evidence import Evidence, Passage, Unit, UnitKind, units_of
+from .evidence import Evidence, Passage, Unit, UnitKind, page_of, page_support, units_of
 from .terms import Term, TermKind, Weights, extract_terms, mentions, text_forms, weight
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
 MAX_CLAIMS = 5
 CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
+RANK_WEIGHT = 0.4  # the passage's fused search rank
+PAGE_WEIGHT = 0.4  # its page's support over the searches (`evidence.page_support`)
 
 _NOTE = re.compile(r"\s*\((?P<body>(?:about|compared with|part of):[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
 _SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Raises an auditing event|Source code:|"
@@ -211,6 +213,8 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     if not terms:
         return []
     top_rank = max((p.rank for p in ev.passages.values()), default=1.0) or 1.0
+    support = page_support(ev)
+    top_page = max(support.values(), default=1.0) or 1.0
     atype = focus.question.answer_type
     out: list[Scored] = []
     for p in ev.passages.values():
@@ -226,7 +230,8 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
                     u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)):
                 continue
             cov = _coverage(terms, u, ctx_forms, pass_forms)
-            score = cov * (1 + _type_bonus(u, focus, atype)) * _quality(u) * (1 + 0.4 * p.rank / top_rank)
+            score = cov * (1 + _type_bonus(u, focus, atype)) * _quality(u) * (1 + RANK_WEIGHT * p.rank / top_rank
+                                                                           + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
                 score *= 0.3  # about what a sibling covers
