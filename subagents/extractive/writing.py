@@ -90,12 +90,13 @@ def with_code(f: Found, found: list[Found]) -> list[Found]:
     return [f] + nxt[:1]
 
 
-ANSWER_SENTENCES = 3  # the Answer: the best claim and the next best from other pages
+ANSWER_SENTENCES = 3  # the Answer: the best claim and the next best from other passages
 PART_SENTENCES = 2  # per part of a question in parts
 
 
 def _page(f: Found, titles: dict[str, str]) -> str:
-    return titles.get(f.claim.source_ids[0], f.claim.source_ids[0]) if f.claim.source_ids else ""
+    """The passage a claim was quoted from (a passage is a section of a page)."""
+    return f.claim.source_ids[0] if f.claim.source_ids else ""
 
 
 def introduces(f: Found) -> bool:
@@ -105,7 +106,7 @@ def introduces(f: Found) -> bool:
 
 def leading(candidates: list[Found], found: list[Found], titles: dict[str, str], most: int,
             used: set[int]) -> list[Found]:
-    """The first claim, then the next ones from pages not yet quoted (a second view, not a repeat);
+    """The first claim, then the next ones from passages not yet quoted (a second view, not a repeat);
     a sentence introducing code only with its code."""
     picks: list[Found] = []
     pages: set[str] = set()
@@ -123,9 +124,14 @@ def leading(candidates: list[Found], found: list[Found], titles: dict[str, str],
     return picks
 
 
-def _code_too(i: int, f: Found, atype: AnswerType) -> bool:
-    """The first sentence of a how-to answer keeps its code; a sentence introducing code always does."""
-    return i == 0 and atype is AnswerType.HOW_TO or introduces(f)
+def _code_too(i: int, f: Found, found: list[Found], atype: AnswerType) -> bool:
+    """The first sentence of a how-to answer keeps its code, the others the API line they document;
+    a sentence introducing code always keeps it."""
+    if introduces(f):
+        return True
+    if atype is not AnswerType.HOW_TO:
+        return False
+    return i == 0 or any(bool(SIGNATURE.match(x.claim.text.strip())) for x in with_code(f, found)[1:])
 
 
 def _answer(question: str, found: list[Found], titles: dict[str, str]) -> tuple[list[str], set[int]]:
@@ -141,13 +147,13 @@ def _answer(question: str, found: list[Found], titles: dict[str, str]) -> tuple[
         for g in sorted({f.group for f in found}):
             picks = leading([f for f in by_rank if f.group == g], found, titles, PART_SENTENCES, used)
             for i, p in enumerate(picks):
-                for x in with_code(p, found) if _code_too(i, p, q.answer_type) else [p]:
+                for x in with_code(p, found) if _code_too(i, p, found, q.answer_type) else [p]:
                     used.add(id(x))
                     lines += line(x) if x.code else [f"**{labels[g]}** {line(x)[0]}" if x is picks[0] else line(x)[0]]
         return lines, used
     picks = leading(by_rank, found, titles, ANSWER_SENTENCES, used)
     for i, p in enumerate(picks):
-        for x in with_code(p, found) if _code_too(i, p, q.answer_type) else [p]:
+        for x in with_code(p, found) if _code_too(i, p, found, q.answer_type) else [p]:
             used.add(id(x))
             lines += line(x)
     return lines, used

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..context import AgentRole, LeadLimits, RequestContext
 from ..delegation import QueryType
-from ..extractive.evidence import Evidence, gather
+from ..extractive.evidence import Evidence, UnitKind, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, focus_of, select
 from ..extractive.reading import pick_reads
@@ -130,7 +130,9 @@ class ExtractiveModel:
         atype = focus.question.answer_type
         for u in sel.claims:
             claims.append({"text": u.text, "source_ids": [u.source_id]})
-            extra = attachment(u, atype) if len(claims) <= 2 or u.intro else None
+            extra = attachment(u, atype)
+            if extra is not None and not (len(claims) <= 2 or u.intro or extra.kind is UnitKind.SIGNATURE):
+                extra = None  # past the first claims, only the short API line a how-to sentence documents
             if extra is not None and all(c["text"] != extra.text for c in claims):
                 claims.append({"text": extra.text, "source_ids": [extra.source_id]})
         open_questions = [f"No retrieved passage mentions {t.text}." for t in sel.missing]
