@@ -461,9 +461,13 @@ async def test_tools_register_sources_and_read_full_text(corpus_dir: Path, cache
         empty = _payload((await box.call(ToolUseBlock("t4", "search_corpus", {"query": "xylophonezebra"}), allowed, ctx)).content)
         assert empty["results"] == [] and empty["query"] == "xylophonezebra"
         # how many passages hold each query term: a word no passage holds is not in the corpus
-        assert empty["corpus"] == {"passages": corpus.passage_count(), "term_passages": {"xylophonezebra": 0}}
+        assert empty["corpus"] == {"passages": corpus.passage_count(), "term_passages": {"xylophonezebra": 0},
+                                   "term_titles": {"xylophonezebra": 0}}
         stats = again["corpus"]["term_passages"]
         assert stats["frobnicate"] >= 1 and set(stats) == {"frobnicate", "widgets"}
+        # and how many name it in their title or headings ("Frobnicating widgets" is a heading)
+        titled = again["corpus"]["term_titles"]
+        assert titled["widgets"] >= 1 and titled["widgets"] <= stats["widgets"]
 
 
 async def test_tool_errors_are_readable(corpus_dir: Path, cache: Path) -> None:
@@ -494,3 +498,13 @@ def test_unusable_index_cache_is_a_corpus_error_and_a_clobbered_index_is_rebuilt
     db.write_text("not a database" * 100)  # clobbered: it is only a cache
     with CorpusIndex.open(corpus_dir, cache) as ix:
         assert ix.update().passages > 0
+
+
+def test_term_titles_count_only_titles_and_headings(tmp_path: Path, cache: Path) -> None:
+    root = tmp_path / "titled"
+    write(root / "gizmo.html", "<html><head><title>Gizmo</title></head><body><h1>Gizmo</h1>"
+                               "<h2>Turning cranks</h2><p>A gizmo may hold a sprocket.</p></body></html>")
+    with Corpus.open([root], cache) as corpus:
+        assert corpus.term_passages(["sprocket", "gizmo", "cranks"]) == {"sprocket": 1, "gizmo": 1, "cranks": 1}
+        # mentioned in the body only: no title or heading names it
+        assert corpus.term_titles(["sprocket", "gizmo", "cranks"]) == {"sprocket": 0, "gizmo": 1, "cranks": 1}

@@ -78,6 +78,14 @@ class Corpus:
                 counts[t] += n
         return counts
 
+    def term_titles(self, terms: list[str]) -> dict[str, int]:
+        """Passages with each term in their title or headings, over every root."""
+        counts = dict.fromkeys(terms, 0)
+        for ix in self.indexes:
+            for t, n in ix.term_titles(terms).items():
+                counts[t] += n
+        return counts
+
     def read(self, passage_id: str, context: int = 1) -> PassageRead:
         tag = passage_id.partition("/")[0]
         ix = self._by_tag.get(tag)

@@ -103,6 +103,7 @@ class CorpusIndex:
         self.options = options
         self._lock = threading.Lock()
         self._df: dict[str, int] = {}  # term -> passages containing it (reset by update)
+        self._tf: dict[str, int] = {}  # term -> passages whose title or headings contain it
         self._db = sqlite3.connect(db_path, timeout=30, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -178,6 +179,7 @@ class CorpusIndex:
                 raise
             stats.passages = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
             self._df.clear()
+            self._tf.clear()
         stats.seconds = time.perf_counter() - t0
         return stats
 
@@ -312,6 +314,19 @@ class CorpusIndex:
                 except sqlite3.OperationalError:  # nothing searchable in the term
                     self._df[t] = 0
         return {t: self._df[t] for t in terms}
+
+    def term_titles(self, terms: list[str]) -> dict[str, int]:
+        """How many passages have each term in their title or headings (anchor names included): a
+        term the documentation gives a page or a section to, not one it mentions in passing."""
+        missing = [t for t in terms if t not in self._tf]
+        with self._lock:
+            for t in missing:
+                phrase = '{title headings} : "' + t.replace('"', " ") + '"'
+                try:
+                    self._tf[t] = self._db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (phrase,)).fetchone()[0]
+                except sqlite3.OperationalError:
+                    self._tf[t] = 0
+        return {t: self._tf[t] for t in terms}
 
     def passage_count(self) -> int:
         with self._lock:

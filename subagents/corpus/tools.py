@@ -34,7 +34,8 @@ SEARCH_DESCRIPTION = (
     "Search the local document corpus (offline reference documentation) with BM25 full-text "
     "search. Returns the best-matching passages, each with a source_id to cite, a passage_id, the "
     "document title, the heading path and a ~300-character snippet, and how many of the corpus's "
-    "passages contain each query term (a term no passage contains is not in the corpus). Use it first for anything the "
+    "passages contain each query term (a term no passage contains is not in the corpus) and how many "
+    "have it in their title or headings (a term none has there is only mentioned in passing). Use it first for anything the "
     "local documents may cover; prefer specific words (names, identifiers, technical terms) over "
     "long sentences, and try other wordings when results are off-topic. Snippets are partial: call "
     "read_passage on a promising passage_id before relying on it."
@@ -83,7 +84,8 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
                 }
             )
         terms = query_terms(args.query)
-        stats = {"passages": corpus.passage_count(), "term_passages": corpus.term_passages(terms)}
+        stats = {"passages": corpus.passage_count(), "term_passages": corpus.term_passages(terms),
+                 "term_titles": corpus.term_titles(terms)}
         return untrusted("corpus search", {"query": args.query, "results": results, "corpus": stats})
 
     async def read_passage(args: ReadPassageArgs, ctx: ToolContext) -> str:
