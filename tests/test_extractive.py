@@ -246,3 +246,15 @@ def test_question_sets_meet_the_issue_sizes() -> None:
     pg = [json.loads(x) for x in (data / "postgresql_docs.jsonl").read_text().splitlines() if x.strip()]
     assert len([q for q in py if q["answers"]]) >= 60 and len([q for q in py if not q["answers"]]) >= 15
     assert len(pg) >= 15 and {q["split"] for q in py + pg} == {"dev", "test"}
+
+
+def test_a_name_the_documents_only_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
+    (docs / "porting.txt").write_text("Porting\n\nSome teams port their widget code to a toolkit such as Qt before "
+                                      "drawing widgets on a window.\n")
+    result = run("How do I add a button to a Qt window?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "mention Qt only in passing" in result.report
+    # named in a title or heading, the same name is about something the documents cover
+    (docs / "qt.txt").write_text("Qt\n\nQt windows hold widgets; a widget is added to a Qt window with add().\n")
+    result = run("How do I add a widget to a Qt window?", docs, tmp_path / "again")
+    assert "do not answer this question" not in result.report

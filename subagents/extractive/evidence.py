@@ -218,7 +218,9 @@ def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evid
             ev.queries.append(str(use.input.get("query", "")))
             stats = data.get("corpus") or {}
             if isinstance(stats, dict) and isinstance(stats.get("term_passages"), dict):
-                ev.weights.add(int(stats.get("passages") or 0), stats["term_passages"])
+                titled = stats.get("term_titles")
+                ev.weights.add(int(stats.get("passages") or 0), stats["term_passages"],
+                               titled if isinstance(titled, dict) else None)
             for rank, r in enumerate(data["results"]):
                 sid = r.get("source_id")
                 if not sid:

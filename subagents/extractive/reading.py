@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .evidence import Evidence, Passage, page_of, page_support
 from .selection import Focus
-from .terms import Term, TermKind, mentions, text_forms, weight
+from .terms import Term, mentions, text_forms, weight
 
 SECOND_READ = 0.5  # a page already read: its next passage's score is weighed by this, per read
 
@@ -33,8 +33,7 @@ def _share(terms: list[tuple[Term, float]], forms: set[str], raw: str) -> float:
 def rank_candidates(focus: Focus, ev: Evidence) -> list[Candidate]:
     """Every retrieved passage, best first, for reading."""
     terms = [(t, weight(t, ev.weights)) for t in (focus.terms or focus.context)]
-    subject = [(t, weight(t, ev.weights)) for t in focus.question.subject or focus.about
-               if t.kind is not TermKind.SYMBOL]
+    subject = [(t, weight(t, ev.weights)) for t in focus.subject(ev.weights)]
     support = page_support(ev)
     top_rank = max((p.rank for p in ev.passages.values()), default=0.0) or 1.0
     top_page = max(support.values(), default=0.0) or 1.0

@@ -66,6 +66,21 @@ class Focus:
     def terms(self) -> list[Term]:
         return list(dict.fromkeys(self.question.terms + self.about))
 
+    def subject(self, weights: Weights) -> list[Term]:
+        """What the objective is about, less the corpus's own name ("a descriptor in Python": the
+        descriptor); the question's other content words when nothing else is left."""
+        subject = [t for t in (self.question.subject or self.about) if t.kind is not TermKind.SYMBOL] \
+            or self.question.subject
+        kept = [t for t in subject if not weights.domain(t)]
+        if kept or not subject:
+            return kept
+        rest = [t for t in self.terms if t.kind is not TermKind.SYMBOL and not weights.domain(t)]
+        return rest[:2]
+
+    def key_names(self, weights: Weights) -> list[Term]:
+        """The names and identifiers the objective is about (the corpus's own name aside)."""
+        return [t for t in self.terms if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)]
+
 
 def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
     """Parse an objective: "<question> (about: X; compared with: Y; part of: <whole question>)"."""
@@ -104,10 +119,8 @@ class Scored:
     hits: int = 0  # terms the sentence or its headings mention
 
 
-def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
+def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -> float:
     s = u.text
-    q = focus.question
-    subject = [t for t in (q.subject or focus.about) if t.kind is not TermKind.SYMBOL] or q.subject
     head = text_forms(" ".join(s.split()[:3]))
     starts_with_subject = any(mentions(t, head, " ".join(s.split()[:3])) for t in subject)
     if atype is AnswerType.WHAT_IS:
@@ -215,6 +228,7 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     top_rank = max((p.rank for p in ev.passages.values()), default=1.0) or 1.0
     support = page_support(ev)
     top_page = max(support.values(), default=1.0) or 1.0
+    subject = focus.subject(ev.weights)
     atype = focus.question.answer_type
     out: list[Scored] = []
     for p in ev.passages.values():
@@ -230,7 +244,7 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
                     u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)):
                 continue
             cov = _coverage(terms, u, ctx_forms, pass_forms)
-            score = cov * (1 + _type_bonus(u, focus, atype)) * _quality(u) * (1 + RANK_WEIGHT * p.rank / top_rank
+            score = cov * (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * (1 + RANK_WEIGHT * p.rank / top_rank
                                                                            + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
@@ -249,6 +263,7 @@ class Selection:
     related: list[Unit]
     missing: list[Term]  # named terms no retrieved text mentions
     coverage: float  # best unit's coverage
+    passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
 
     @property
@@ -293,8 +308,10 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
     terms = weighted_terms(focus, ev.weights, set(), ev.all_text())
     need = 2 if len(terms) >= 3 else 1
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
-    if best is None or missing or not enough:
-        return Selection([], related, missing, coverage)
+    names = focus.key_names(ev.weights)
+    passing = names if names and all(ev.weights.incidental(t) for t in names) else []
+    if best is None or missing or passing or not enough:
+        return Selection([], related, missing, coverage, passing=passing)
     chosen: list[Unit] = []
     for s in scored:
         if len(chosen) >= limit or s.score < FLOOR * best.score:

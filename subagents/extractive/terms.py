@@ -200,6 +200,11 @@ def extract_terms(text: str) -> list[Term]:
     return list(out.values())
 
 
+DOMAIN_SHARE = 0.1  # a name in at least this share of the passages (and DOMAIN_MIN) is the corpus's own subject
+DOMAIN_MIN = 5
+RARE_SHARE = 0.003  # a term in at most this share of the passages, and in no title, is mentioned in passing
+
+
 @dataclass
 class Weights:
     """Term weights from document frequencies (corpus statistics when the search tool gives them,
@@ -207,11 +212,26 @@ class Weights:
 
     passages: int = 0
     df: dict[str, int] = field(default_factory=dict)
+    titled: dict[str, int] = field(default_factory=dict)  # passages naming the term in a title or heading
 
-    def add(self, passages: int, term_passages: Mapping[str, int]) -> None:
+    def add(self, passages: int, term_passages: Mapping[str, int], term_titles: Mapping[str, int] | None = None) -> None:
         self.passages = max(self.passages, passages)
         for k, v in term_passages.items():
             self.df[k] = v
+        for k, v in (term_titles or {}).items():
+            self.titled[k] = v
+
+    def domain(self, term: Term) -> bool:
+        """A proper name in a large share of the corpus ("Python" in Python's documentation): the
+        corpus's own subject, never what one question is about."""
+        df = self.df.get(term.key)
+        return term.kind is TermKind.NAME and df is not None and df >= max(DOMAIN_MIN, DOMAIN_SHARE * self.passages)
+
+    def incidental(self, term: Term) -> bool:
+        """Mentioned only in passing: in a few passages, and no title or heading names it."""
+        df, titled = self.df.get(term.key), self.titled.get(term.key)
+        return (df is not None and titled == 0 and self.passages > 0
+                and df <= max(1.0, RARE_SHARE * self.passages))
 
     def known(self, term: Term) -> bool:
         return term.key in self.df

@@ -136,10 +136,12 @@ class ExtractiveModel:
             if extra is not None and all(c["text"] != extra.text for c in claims):
                 claims.append({"text": extra.text, "source_ids": [extra.source_id]})
         open_questions = [f"No retrieved passage mentions {t.text}." for t in sel.missing]
+        open_questions += [f"The documents mention {t.text} only in passing: no title or heading names it."
+                           for t in sel.passing]
         open_questions += [f"No claim mentions {t.text}." for t in sel.uncovered if t not in sel.missing]
         if not sel.found:
             status = "failed"
-            if not sel.missing:
+            if not sel.missing and not sel.passing:
                 open_questions.append("No retrieved passage answers this closely enough to quote.")
         else:
             status = "ok" if not sel.uncovered else "partial"
