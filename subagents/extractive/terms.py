@@ -230,7 +230,9 @@ class Weights:
     def incidental(self, term: Term) -> bool:
         """Mentioned only in passing: in a few passages, and no title or heading names it."""
         df, titled = self.df.get(term.key), self.titled.get(term.key)
-        return (df is not None and titled == 0 and self.passages > 0
+        # a name in no passage as written ("TaskGroup" where the text says "task groups") is not
+        # one mentioned in passing: whether it is there at all is for the text to show
+        return (df is not None and df >= 1 and titled == 0
                 and df <= max(1.0, RARE_SHARE * self.passages))
 
     def known(self, term: Term) -> bool:
