@@ -9,6 +9,7 @@ splitting only at block (paragraph) boundaries unless a single block is itself t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 MAX_CHARS = 1500
 HEADING_SEP = " > "
@@ -19,12 +20,14 @@ class Block:
     text: str
     level: int = 0  # 1..6 for a heading, 0 for body text
     key: str = ""  # an anchor name (e.g. a Sphinx object id "asyncio.TaskGroup"), weighted like a heading
+    anchors: tuple[str, ...] = ()  # element ids at or just before the block (link targets: "page.html#id")
 
 
 @dataclass(slots=True)
 class Document:
     title: str
     blocks: list[Block] = field(default_factory=list)
+    entries: list[Any] = field(default_factory=list)  # an index page: its `thesaurus.IndexEntry`s, no blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,7 @@ class Chunk:
     heading: str  # heading path, "Coroutines and Tasks > Task Groups"
     keys: str  # what the FTS `headings` column holds: headings below the title, plus anchor names
     text: str
+    anchors: str = ""  # the element ids inside the passage (and of the heading that opens it), space-separated
 
 
 def split_long(text: str, max_chars: int = MAX_CHARS) -> list[str]:
@@ -65,6 +69,7 @@ def chunk_document(doc: Document, max_chars: int = MAX_CHARS) -> list[Chunk]:
     stack: list[tuple[int, str]] = []
     parts: list[str] = []
     keys: list[str] = []
+    anchors: list[str] = []
     size = 0
 
     def flush() -> None:
@@ -74,7 +79,8 @@ def chunk_document(doc: Document, max_chars: int = MAX_CHARS) -> list[Chunk]:
             # the title has its own (heavier) column: do not count it twice
             inner = [t for i, (_, t) in enumerate(stack) if i or t != doc.title]
             key_text = " ".join(inner + keys)
-            chunks.append(Chunk(heading, key_text, "\n\n".join(parts)))
+            chunks.append(Chunk(heading, key_text, "\n\n".join(parts), " ".join(dict.fromkeys(anchors))))
+            anchors.clear()
         parts.clear()
         keys.clear()
         size = 0
@@ -82,13 +88,16 @@ def chunk_document(doc: Document, max_chars: int = MAX_CHARS) -> list[Chunk]:
     for block in doc.blocks:
         if block.level:
             flush()
+            anchors.extend(block.anchors)  # a heading's ids name the passage it opens
             while stack and stack[-1][0] >= block.level:
                 stack.pop()
             stack.append((block.level, block.text))
             continue
-        for piece in split_long(block.text, max_chars):
+        for i, piece in enumerate(split_long(block.text, max_chars)):
             if parts and size + 2 + len(piece) > max_chars:
                 flush()
+            if i == 0:
+                anchors.extend(block.anchors)
             parts.append(piece)
             size += len(piece) + 2
         if block.key and block.key not in keys:
