@@ -166,6 +166,7 @@ def _split_units(passage: Passage) -> list[Unit]:
 # ---------------------------------------------------------------- tool results
 
 PAGE_DECAY = 0.5  # the j-th passage of a page adds PAGE_DECAY**j of its rank to the page
+INDEX_WEIGHT = 1.0  # the index entries a search lists count like one more query's results
 
 
 def page_of(p: Passage) -> str:
@@ -221,13 +222,15 @@ def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evid
                 titled = stats.get("term_titles")
                 ev.weights.add(int(stats.get("passages") or 0), stats["term_passages"],
                                titled if isinstance(titled, dict) else None)
-            for rank, r in enumerate(data["results"]):
-                sid = r.get("source_id")
-                if not sid:
-                    continue
-                fused[sid] = fused.get(sid, 0.0) + 1.0 / (4 + rank)
-                _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""), r.get("snippet") or r.get("text", ""),
-                                 False, 0.0, r.get("passage_id", ""), r.get("url", "")))
+            for weight_, hits in ((1.0, data["results"]), (INDEX_WEIGHT, data.get("index") or [])):
+                for rank, r in enumerate(hits):  # the documentation's own index: one more ranked list
+                    sid = r.get("source_id")
+                    if not sid:
+                        continue
+                    fused[sid] = fused.get(sid, 0.0) + weight_ / (4 + rank)
+                    _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""),
+                                     r.get("snippet") or r.get("text", ""), False, 0.0, r.get("passage_id", ""),
+                                     r.get("url", "")))
         elif data.get("source_id"):
             _add(ev, Passage(data["source_id"], data.get("title", ""), data.get("heading", ""), data.get("text", ""),
                              True, 0.0, data.get("passage_id", ""), data.get("url", "")))
