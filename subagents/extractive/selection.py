@@ -23,6 +23,7 @@ FLOOR = 0.5  # a claim scores at least this share of the best claim
 MAX_CLAIMS = 5
 CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
 RANK_WEIGHT = 0.4  # the passage's fused search rank
+RELEASE_NOTES_WEIGHT = 0.7  # a sentence of release notes, for a question that names no version
 PAGE_WEIGHT = 0.4  # its page's support over the searches (`evidence.page_support`)
 
 _NOTE = re.compile(r"\s*\((?P<body>(?:about|compared with|part of):[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
@@ -133,6 +134,8 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
             b += 0.8
         elif _DEF_ANY.search(s):
             b += 0.3
+        if _documents(u, subject):
+            b += 0.8  # the first sentence of the API entry the question names: what it does
         last = u.passage.heading.rsplit(" > ", 1)[-1]
         extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
         if subject and not extra and all(mentions(t, text_forms(last), last) for t in subject) \
@@ -167,6 +170,25 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
         n = len(_ENUM.findall(s))
         return min(0.6, 0.15 * n) + (0.2 if len(_API.findall(s)) >= 2 else 0.0)
     return 0.2 if re.search(r"\b(?:is|are|will|default)\b", s) else 0.0
+
+
+def _documents(u: Unit, subject: list[Term]) -> bool:
+    """The sentence right below an API signature that names the subject (`lru_cache(...)`)."""
+    if not u.api or not subject or u.position == 0:
+        return False
+    prev = units_of(u.passage)[u.position - 1]
+    return prev.kind is UnitKind.SIGNATURE and prev.text == u.api and any(
+        mentions(t, text_forms(u.api), u.api) for t in subject if t.kind is TermKind.IDENT or t.named)
+
+
+_NUMBERING = re.compile(r"^(?:[\dA-Z]{1,3}\.)+\s*")
+_VERSION = re.compile(r"\b\d+\.\d+\b")
+
+
+def release_notes(title: str) -> bool:
+    """A page titled by a version ("What's New In Python 3.9", "E.1. Release 15.18"; a section
+    number in front is not a version): release notes, where features are mentioned as changes."""
+    return bool(_VERSION.search(_NUMBERING.sub("", title)))
 
 
 def _quality(u: Unit) -> float:
@@ -231,7 +253,9 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     subject = focus.subject(ev.weights)
     atype = focus.question.answer_type
     out: list[Scored] = []
+    versioned = any(t.kind is TermKind.NUMBER and "." in t.text for t in focus.terms)
     for p in ev.passages.values():
+        notes = RELEASE_NOTES_WEIGHT if not versioned and release_notes(p.title) else 1.0
         base_ctx = text_forms(p.context)
         pass_forms = text_forms(p.text)
         for u in units_of(p):
@@ -244,7 +268,7 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
                     u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)):
                 continue
             cov = _coverage(terms, u, ctx_forms, pass_forms)
-            score = cov * (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * (1 + RANK_WEIGHT * p.rank / top_rank
+            score = cov * (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (1 + RANK_WEIGHT * p.rank / top_rank
                                                                            + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
