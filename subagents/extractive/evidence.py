@@ -36,11 +36,13 @@ class Passage:
     passage_id: str = ""
     url: str = ""
     anchor: str = ""  # the source id of the passage this one neighbours (read with it)
+    aliases: list[str] = field(default_factory=list)  # index entries that point here ("Benchmarking")
     _units: list["Unit"] | None = field(default=None, repr=False, compare=False)
 
     @property
     def context(self) -> str:
-        return f"{self.title} {self.heading}"
+        """Title, headings and the index entries pointing here: what the passage is about."""
+        return " ".join([self.title, self.heading, *self.aliases])
 
 
 @dataclass
@@ -201,9 +203,11 @@ def _add(ev: Evidence, p: Passage) -> None:
     if have is None or (p.full and not have.full):
         if have is not None:
             p.rank = max(p.rank, have.rank)
+            p.aliases = list(dict.fromkeys(have.aliases + p.aliases))
         ev.passages[p.source_id] = p
     else:
         have.rank = max(have.rank, p.rank)
+        have.aliases = list(dict.fromkeys(have.aliases + p.aliases))
 
 
 def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evidence:
@@ -230,7 +234,7 @@ def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evid
                     fused[sid] = fused.get(sid, 0.0) + weight_ / (4 + rank)
                     _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""),
                                      r.get("snippet") or r.get("text", ""), False, 0.0, r.get("passage_id", ""),
-                                     r.get("url", "")))
+                                     r.get("url", ""), aliases=[r["entry"]] if r.get("entry") else []))
         elif data.get("source_id"):
             _add(ev, Passage(data["source_id"], data.get("title", ""), data.get("heading", ""), data.get("text", ""),
                              True, 0.0, data.get("passage_id", ""), data.get("url", "")))

@@ -207,11 +207,14 @@ def _quality(u: Unit) -> float:
     return q
 
 
-def _coverage(terms: list[tuple[Term, float]], u: Unit, ctx_forms: set[str], pass_forms: set[str]) -> float:
+def _coverage(terms: list[tuple[Term, float]], u: Unit, ctx_forms: set[str], pass_forms: set[str],
+              alias_forms: set[str] | frozenset[str] = frozenset()) -> float:
+    """Weighted share of the terms the unit covers: in the sentence (or an index entry naming the
+    passage it opens) fully, in its title and headings in part, elsewhere in its passage a little."""
     total = sum(w for _, w in terms) or 1.0
     got = 0.0
     for t, w in terms:
-        if mentions(t, u.forms, u.text):
+        if mentions(t, u.forms, u.text) or alias_forms and mentions(t, alias_forms, ""):
             got += w
         elif mentions(t, ctx_forms, ""):
             got += 0.45 * w
@@ -257,6 +260,8 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     for p in ev.passages.values():
         notes = RELEASE_NOTES_WEIGHT if not versioned and release_notes(p.title) else 1.0
         base_ctx = text_forms(p.context)
+        alias_forms = text_forms(" ".join(p.aliases))
+        aliased = any(mentions(t, alias_forms, "") for t, _ in terms)
         pass_forms = text_forms(p.text)
         for u in units_of(p):
             ctx_forms = base_ctx | text_forms(f"{u.api} {u.term_line}") if u.api or u.term_line else base_ctx
@@ -265,9 +270,10 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
             if not p.full and _CODE.search(u.text):
                 continue  # a snippet with its code run together into one line
             if not any(mentions(t, u.forms, u.text) for t, _ in terms) and not (
-                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)):
-                continue
-            cov = _coverage(terms, u, ctx_forms, pass_forms)
+                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)) \
+                    and not (u.position <= 1 and aliased):
+                continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
+            cov = _coverage(terms, u, ctx_forms, pass_forms, alias_forms if u.position <= 1 else frozenset())
             score = cov * (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (1 + RANK_WEIGHT * p.rank / top_rank
                                                                            + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
