@@ -576,3 +576,23 @@ def test_index_see_references_and_the_search_tool(tmp_path: Path, cache: Path) -
         data = trio.run(search)
         assert data["index"][0]["entry"] == "auto-increment" and data["index"][0]["passage_id"].endswith("datatypes.html#1")
         assert all(r["passage_id"].split("/", 1)[1].split("#")[0] != "bookindex.html" for r in data["results"])
+
+
+def test_an_index_of_another_schema_version_is_rebuilt_whatever_tables_it_had(corpus_dir: Path, cache: Path) -> None:
+    """Two checkouts of different versions may share one cache: each rebuilds the other's index."""
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        path = ix.db_path
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = 'corpus-0' WHERE key = 'schema'")
+    db.execute("CREATE TABLE older_things(x)")  # a table of that other version
+    db.execute("CREATE VIRTUAL TABLE older_fts USING fts5(x)")
+    db.commit()
+    db.close()
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        assert ix.search("frobnicate widgets")
+        names = {r[0] for r in ix._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "older_things" not in names and "older_fts" not in names

@@ -145,8 +145,13 @@ class CorpusIndex:
                 if row and row[0] == SCHEMA:
                     return
             db.execute("BEGIN IMMEDIATE")
-            for name in ("fts", "chunks", "files", "meta"):
-                db.execute(f"DROP TABLE IF EXISTS {name}")
+            # every table of whatever schema was there (another version may have had other tables);
+            # virtual tables first: dropping one drops its shadow tables
+            tables = db.execute("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master WHERE type = 'table' "
+                                "AND name NOT LIKE 'sqlite_%' ORDER BY 2 DESC").fetchall()
+            for name, _ in tables:
+                if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone():
+                    db.execute(f'DROP TABLE "{name}"')
             for stmt in _DDL.strip().split(";\n"):
                 db.execute(stmt)
             db.execute("INSERT INTO meta VALUES ('schema', ?), ('root', ?)", (SCHEMA, str(self.root)))
