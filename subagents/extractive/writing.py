@@ -18,7 +18,7 @@ from ..context import RoundReport
 from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms
 from .evidence import SIGNATURE, Evidence, Passage, is_code_block
-from .selection import _NOTE, focus_of, score_all
+from .selection import _CONTRAST, _NOTE, focus_of, score_all
 from .terms import mentions, text_forms
 
 
@@ -168,7 +168,8 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found]) -> 
         forms = text_forms(f.claim.text)
         return [e for e, ts in ent_terms.items() if any(mentions(t, forms, f.claim.text) for t in ts)]
 
-    both = next((f for f in order if len(names(f)) >= 2), None)
+    # the sentence that contrasts them: both named, with a word of contrast
+    both = next((f for f in order if len(names(f)) >= 2 and _CONTRAST.search(f.claim.text)), None)
     if both is not None:
         used.add(id(both))
         lines += line(both) + [""]
