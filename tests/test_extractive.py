@@ -258,3 +258,11 @@ def test_a_name_the_documents_only_mention_in_passing_is_not_found(docs: Path, t
     (docs / "qt.txt").write_text("Qt\n\nQt windows hold widgets; a widget is added to a Qt window with add().\n")
     result = run("How do I add a widget to a Qt window?", docs, tmp_path / "again")
     assert "do not answer this question" not in result.report
+
+
+def test_an_identifier_of_a_package_the_documents_lack_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "clone" is documented here (widgets.clone), the package "gizmolib" is not
+    result = run("What does gizmolib.clone do?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage mentions gizmolib.clone" in result.report
+    assert "do not answer this question" not in run("What does widgets.clone do?", docs, tmp_path / "b").report

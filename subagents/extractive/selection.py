@@ -238,11 +238,20 @@ def weighted_terms(focus: Focus, weights: Weights, seen: set[str], raw: str) -> 
 
 
 def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
-    """Names, identifiers and versions the objective names that no retrieved text mentions."""
+    """Names, identifiers and versions the objective names that no retrieved text mentions; a
+    dotted identifier whose package no passage of the corpus holds (`torch.nn.Linear`) is missing
+    even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if t.named and not (t.kind is TermKind.NUMBER
                                                                                and "." not in t.text)]
-    return [t for t in names if not mentions(t, forms, raw)]
+    return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
+
+
+def _foreign_package(term: Term, weights: Weights) -> bool:
+    if term.kind is not TermKind.IDENT or "." not in term.text.strip(".") or term.text[0].isdigit():
+        return False
+    root = term.text.strip(".@").split(".", 1)[0].lower()
+    return weights.df.get(root) == 0
 
 
 def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
