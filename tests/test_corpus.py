@@ -596,3 +596,18 @@ def test_an_index_of_another_schema_version_is_rebuilt_whatever_tables_it_had(co
         assert ix.search("frobnicate widgets")
         names = {r[0] for r in ix._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert "older_things" not in names and "older_fts" not in names
+
+
+def test_a_definition_term_and_an_introducing_line_stay_with_what_they_head() -> None:
+    from subagents.corpus.chunking import chunk_document
+    from subagents.corpus.html_text import html_to_document
+
+    filler = "Widgets are drawn in layers. " * 48  # ~1400 characters: the next blocks overflow the passage
+    html = (f"<html><body><h1>mod</h1><p>{filler}</p><dl><dt id='mod.func'>mod.func(x)</dt>"
+            f"<dd><p>Return the frobnicated x. {'It is frobnicated twice. ' * 6}</p><p>{filler}</p><p>Example:</p>"
+            f"<pre>mod.func(1)\nmod.func(2)</pre></dd></dl></body></html>")
+    chunks = chunk_document(html_to_document(html, page="mod.html"))
+    term = next(c for c in chunks if "mod.func(x)" in c.text)
+    assert "Return the frobnicated x." in term.text and "mod.func" in term.anchors.split()
+    example = next(c for c in chunks if "Example:" in c.text)
+    assert "mod.func(1)" in example.text

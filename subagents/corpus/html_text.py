@@ -69,13 +69,13 @@ class _Walker:
         self.blocks: list[Block] = []
         self.ids: list[str] = []  # element ids met since the last block: they anchor the next one
 
-    def add(self, text: str, level: int = 0, key: str = "") -> None:
+    def add(self, text: str, level: int = 0, key: str = "", term: bool = False) -> None:
         if text:
-            self.blocks.append(Block(text, level, key, tuple(dict.fromkeys(self.ids))))
+            self.blocks.append(Block(text, level, key, tuple(dict.fromkeys(self.ids)), term))
             self.ids.clear()
 
-    def body(self, text: str, key: str = "") -> None:
-        self.add(text, 0, key)
+    def body(self, text: str, key: str = "", term: bool = False) -> None:
+        self.add(text, 0, key, term)
 
     def anchor(self, el: etree._Element, inside: bool = False) -> None:
         """Note `el`'s id (and, for an element read as one block, the ids inside it)."""
@@ -113,7 +113,7 @@ class _Walker:
         elif tag == "pre":
             self.body(_text(el).replace("\u00b6", "").strip("\n").rstrip())
         elif tag in _LEAF:
-            self.body(_clean(_text(el)), el.get("id", "") if tag == "dt" else "")
+            self.body(_clean(_text(el)), el.get("id", "") if tag == "dt" else "", tag == "dt")
         elif tag == "table":
             self.body(_table(el))
         elif tag == "li":
@@ -121,7 +121,7 @@ class _Walker:
             self.container(el)
             if len(self.blocks) > start and not self.blocks[start].level:
                 first = self.blocks[start]
-                self.blocks[start] = Block(f"- {first.text}", 0, first.key, first.anchors)
+                self.blocks[start] = Block(f"- {first.text}", 0, first.key, first.anchors, first.term)
         else:
             self.container(el)
 
