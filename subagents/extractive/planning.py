@@ -50,11 +50,16 @@ def note(main: str, **fields: str) -> str:
 
 
 def _distinct_queries(*queries: str) -> list[str]:
+    """The queries with content words, each once: the same words in another order are the same
+    query to a bag-of-words search."""
     out: list[str] = []
+    seen: list[frozenset[str]] = []
     for q in queries:
         q = " ".join(q.split())
-        if q and extract_terms(q) and q.lower() not in (x.lower() for x in out):
+        words = frozenset(q.lower().split())
+        if q and extract_terms(q) and words not in seen:
             out.append(q)
+            seen.append(words)
     return out
 
 
