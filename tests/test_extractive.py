@@ -266,3 +266,32 @@ def test_an_identifier_of_a_package_the_documents_lack_is_not_found(docs: Path, 
     assert "do not answer this question" in section(result.report, "Answer"), result.report
     assert "No retrieved passage mentions gizmolib.clone" in result.report
     assert "do not answer this question" not in run("What does widgets.clone do?", docs, tmp_path / "b").report
+
+
+def test_the_answer_quotes_the_best_sentences_of_distinct_passages(docs: Path, tmp_path: Path) -> None:
+    result = run("Why do widgets share one theme object?", docs, tmp_path)
+    prose = [line for line in section(result.report, "Answer").splitlines() if re.search(r"\[\d+\]$", line)]
+    assert prose[0].startswith("Widgets share one theme object because")
+    cited = [re.findall(r"\[(\d+)\]$", line)[0] for line in prose]
+    assert 1 <= len(prose) <= 3 and len(set(cited)) == len(cited)  # never two sentences of one passage
+
+
+INDEX_PAGE = ("<html><head><title>Index</title></head><body><div role='main'><h1>Index</h1><ul>{items}</ul>"
+              "</div></body></html>")
+
+
+def test_the_documentation_index_leads_to_a_passage_worded_otherwise(docs: Path, tmp_path: Path) -> None:
+    """The question says "duplicate a document"; the page says "clone a file", and only the
+    documentation's own index entry ("duplicating documents") ties the two."""
+    (docs / "library" / "shuttle.html").write_text(
+        "<html><head><title>shuttle — moving things</title></head><body><div role='main'><h1>shuttle — moving "
+        "things</h1><p>The shuttle module moves things between disks.</p><hr id='index-0'/><h2>Cloning</h2>"
+        "<p>Call shuttle.clone2() to copy a file together with its metadata.</p></div></body></html>")
+    entries = sorted([(f"gizmo_{i:02d}() (in module gizmos)", f"library/widgets.html#g{i}") for i in range(34)]
+                     + [("duplicating documents", "library/shuttle.html#index-0")], key=lambda e: e[0])
+    (docs / "genindex.html").write_text(INDEX_PAGE.format(
+        items="".join(f'<li><a href="{href}">{term}</a></li>' for term, href in entries)))
+    result = run("How can I duplicate documents?", docs, tmp_path)
+    answer = section(result.report, "Answer")
+    assert "shuttle.clone2() to copy a file" in answer, result.report
+    assert "genindex.html" not in result.report  # an index page is never quoted or cited

@@ -194,6 +194,10 @@ class Evidence:
             out |= text_forms(f"{p.context} {p.text}")
         return out
 
+    def alias_forms(self) -> set[str]:
+        """The forms of the index entries that led to the passages."""
+        return text_forms(" ".join(a for p in self.passages.values() for a in p.aliases))
+
     def all_text(self) -> str:
         return " ".join(f"{p.context} {p.text}" for p in self.passages.values())
 

@@ -223,12 +223,14 @@ def _coverage(terms: list[tuple[Term, float]], u: Unit, ctx_forms: set[str], pas
     return got / total
 
 
-def weighted_terms(focus: Focus, weights: Weights, seen: set[str], raw: str) -> list[tuple[Term, float]]:
+def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) -> list[tuple[Term, float]]:
     """The focus's terms with their weights; terms no passage of the corpus contains are dropped
-    (nothing could match them), context terms count for less."""
+    (nothing could match them) unless an index entry names them (`indexed`: the forms of the
+    entries that led to passages), context terms count for less."""
     out = []
     for t in focus.terms:
-        if weights.absent(t) and not t.named or t.kind is TermKind.NUMBER and "." not in t.text:
+        if weights.absent(t) and not t.named and not mentions(t, indexed, "") \
+                or t.kind is TermKind.NUMBER and "." not in t.text:
             continue
         if t.kind is TermKind.SYMBOL and t.text not in raw:
             continue
@@ -256,7 +258,7 @@ def _foreign_package(term: Term, weights: Weights) -> bool:
 
 def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     raw = ev.all_text()
-    terms = weighted_terms(focus, ev.weights, ev.all_forms(), raw)
+    terms = weighted_terms(focus, ev.weights, ev.alias_forms(), raw)
     if not terms:
         return []
     top_rank = max((p.rank for p in ev.passages.values()), default=1.0) or 1.0
@@ -344,7 +346,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
             break
         if all(r.source_id != s.unit.source_id for r in related):
             related.append(s.unit)
-    terms = weighted_terms(focus, ev.weights, set(), ev.all_text())
+    terms = weighted_terms(focus, ev.weights, ev.alias_forms(), ev.all_text())
     need = 2 if len(terms) >= 3 else 1
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
     names = focus.key_names(ev.weights)
