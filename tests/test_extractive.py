@@ -295,3 +295,17 @@ def test_the_documentation_index_leads_to_a_passage_worded_otherwise(docs: Path,
     answer = section(result.report, "Answer")
     assert "shuttle.clone2() to copy a file" in answer, result.report
     assert "genindex.html" not in result.report  # an index page is never quoted or cited
+
+
+def test_a_version_of_the_product_no_release_notes_cover_is_not_found(docs: Path, tmp_path: Path) -> None:
+    for version, change in (("2.0", "Widgets 2.0 adds themes to every widget."),
+                            ("2.1", "Widgets 2.1 draws each widget twice as fast. Old themes will be "
+                                    "removed in Widgets 2.4.")):  # 2.4 is mentioned, in passing
+        (docs / "whatsnew").mkdir(exist_ok=True)
+        (docs / "whatsnew" / f"{version}.html").write_text(
+            f"<html><head><title>What's New In Widgets {version}</title></head><body><div role='main'>"
+            f"<h1>What's New In Widgets {version}</h1><p>{change}</p><p>Widgets keep their state.</p></div></body></html>")
+    result = run("What changed in Widgets 2.4, and how do I enable it?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "Widgets 2.4" in result.report
+    assert "do not answer this question" not in run("What changed in Widgets 2.1?", docs, tmp_path / "b").report

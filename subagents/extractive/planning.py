@@ -14,6 +14,7 @@ of the question no claim mentions — with queries not used before.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,12 +88,22 @@ def comparison_tasks(question: str, q: Question) -> list[Task]:
     return tasks
 
 
+_VERSION = re.compile(r"\b[A-Z][\w+#-]*\s+v?\d+(?:\.\d+)+\b")
+
+
 def part_tasks(question: str, q: Question) -> list[Task]:
+    """One task per part; a later part carries the first part's subject, and every part the
+    product version the question names ("Python 3.13"), in its note and its first query."""
     tasks = []
     head = q.parts[0].subject
+    versions = _VERSION.findall(question)
     for i, part in enumerate(q.parts):
         about = words_of([t for t in head if t not in extract_terms(part.text)]) if i else ""
+        carried = [v for v in versions if v not in part.text]
+        about = " ".join([about, *carried]).strip()
         queries = single_queries(part)
+        if carried and queries:
+            queries[0] = f"{queries[0]} {' '.join(carried)}"
         others = [p.text for p in q.parts if p is not part]
         tasks.append(Task(note(part.text, about=about, part_of=question), queries,
                           [f"{o} (another subagent covers it)" for o in others], part.text))

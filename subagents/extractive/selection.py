@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .analysis import AnswerType, Question, analyse, entity_terms
 from .evidence import Evidence, Passage, Unit, UnitKind, page_of, page_support, units_of
-from .terms import Term, TermKind, Weights, extract_terms, mentions, text_forms, weight
+from .terms import Term, TermKind, Weights, extract_terms, make_term, mentions, text_forms, weight
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
@@ -62,6 +62,7 @@ class Focus:
     about: list[Term] = field(default_factory=list)
     context: list[Term] = field(default_factory=list)
     siblings: list[Term] = field(default_factory=list)
+    whole: str = ""  # the whole question this objective is part of ("" when it is the question)
 
     @property
     def terms(self) -> list[Term]:
@@ -107,7 +108,7 @@ def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
         if whole.answer_type is AnswerType.COMPARISON and not q.entities:
             q.answer_type = AnswerType.COMPARISON
     siblings = [t for t in dict.fromkeys(siblings) if t not in set(q.terms) | set(about)]
-    return Focus(q, about, context, siblings)
+    return Focus(q, about, context, siblings, notes.get("part of", ""))
 
 
 # ---------------------------------------------------------------- scoring
@@ -249,6 +250,21 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
 
 
+_NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")
+
+
+def undocumented_versions(focus: Focus, weights: Weights) -> list[Term]:
+    """A version of the corpus's own product ("Python 3.13", "PostgreSQL 17.2") that no title or
+    heading names: release notes title the versions a documentation set covers, so this one it does
+    not (a number after any other name, "0.1 + 0.2", is left alone)."""
+    out = []
+    for m in _NAMED_VERSION.finditer(f"{focus.question.text} {focus.whole}"):
+        name, number = make_term(m.group(1), TermKind.NAME), make_term(m.group(2), TermKind.NUMBER)
+        if weights.domain(name) and weights.titled.get(number.key) == 0:
+            out.append(make_term(f"{m.group(1)} {m.group(2)}", TermKind.NAME))
+    return list({t.text: t for t in out}.values())
+
+
 def _foreign_package(term: Term, weights: Weights) -> bool:
     if term.kind is not TermKind.IDENT or "." not in term.text.strip(".") or term.text[0].isdigit():
         return False
@@ -351,6 +367,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
     names = focus.key_names(ev.weights)
     passing = names if names and all(ev.weights.incidental(t) for t in names) else []
+    passing += undocumented_versions(focus, ev.weights)
     if best is None or missing or passing or not enough:
         return Selection([], related, missing, coverage, passing=passing)
     chosen: list[Unit] = []
