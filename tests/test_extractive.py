@@ -309,3 +309,19 @@ def test_a_version_of_the_product_no_release_notes_cover_is_not_found(docs: Path
     assert "do not answer this question" in section(result.report, "Answer"), result.report
     assert "Widgets 2.4" in result.report
     assert "do not answer this question" not in run("What changed in Widgets 2.1?", docs, tmp_path / "b").report
+
+
+def test_a_subagent_searches_again_with_words_its_best_results_share(docs: Path, tmp_path: Path) -> None:
+    """Pseudo-relevance feedback: one more query, the subject plus words the best candidates share."""
+    question = "How do I copy a widget with its children?"
+    result = run(question, docs, tmp_path)
+    trace = read_run(result.run_dir).trace
+    sub = next(a for a in trace.ordered_agents() if a.delegation is not None)
+    searches = [r.event.input["query"] for r in sub.records
+                if getattr(r.event, "kind", "") == "tool_call" and r.event.name == "search_corpus"]
+    extra = [q for q in searches if q not in sub.delegation.queries]
+    assert len(extra) == 1, searches
+    new_words = set(extra[0].lower().split()) - set(re.findall(r"\w+", question.lower())) - {"widgets"}
+    assert new_words, extra  # words from the results, not from the question
+    text = " ".join(f"{s.title} {s.text}" for s in read_run(result.run_dir).sources).lower()
+    assert all(w in text for w in new_words)  # (titles and texts of what the searches returned)

@@ -38,7 +38,7 @@ class Task:
     def delegation(self, tools: list[str]) -> dict[str, Any]:
         return {"objective": self.objective, "queries": self.queries[:MAX_QUERIES], "tools": list(tools),
                 "boundaries": {"out_of_scope": self.out_of_scope}, "output_format": OUTPUT_FORMAT,
-                "budget": {"max_tool_calls": 1 + MAX_QUERIES + MAX_READS, "max_seconds": 60}}
+                "budget": {"max_tool_calls": 2 + MAX_QUERIES + MAX_READS, "max_seconds": 60}}
 
 
 def words_of(terms: list[Term]) -> str:

@@ -10,11 +10,12 @@ or headings name the subject, and the best are read, a page's further passages c
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .evidence import Evidence, Passage, page_of, page_support
 from .selection import Focus
-from .terms import Term, mentions, text_forms, weight
+from .terms import STOP, Term, mentions, stem, text_forms, weight
 
 SECOND_READ = 0.5  # a page already read: its next passage's score is weighed by this, per read
 
@@ -71,3 +72,31 @@ def pick_reads(focus: Focus, ev: Evidence, n: int) -> list[Passage]:
         chunks.setdefault(page, []).append(no)
         picks.append(best.passage)
     return picks
+
+
+# ---------------------------------------------------------------- pseudo-relevance feedback
+
+FEEDBACK_DOCS = 5  # the best candidates whose words suggest another query
+FEEDBACK_TERMS = 3
+_FEEDBACK_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}")
+
+
+def feedback_query(focus: Focus, ev: Evidence) -> str:
+    """A further query (RM3-like): the subject, plus the words the best candidates share that the
+    objective does not have, weighted by the candidates' scores; "" when they share none."""
+    top = rank_candidates(focus, ev)[:FEEDBACK_DOCS]
+    own = set().union(*(t.forms for t in focus.terms)) if focus.terms else set()
+    score: dict[str, float] = {}
+    docs: dict[str, int] = {}
+    for c in top:
+        words = {w.lower() for w in _FEEDBACK_WORD.findall(f"{c.passage.context} {c.passage.text}")}
+        for w in words:
+            if w in STOP or stem(w) in own or w in own:
+                continue
+            score[w] = score.get(w, 0.0) + c.score
+            docs[w] = docs.get(w, 0) + 1
+    shared = sorted((w for w in score if docs[w] >= 2), key=lambda w: (-score[w], w))[:FEEDBACK_TERMS]
+    if not shared:
+        return ""
+    subject = " ".join(t.text for t in focus.subject(ev.weights)) or " ".join(t.text for t in focus.terms[:2])
+    return f"{subject} {' '.join(shared)}".strip()

@@ -25,7 +25,7 @@ from ..delegation import QueryType
 from ..extractive.evidence import Evidence, UnitKind, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, focus_of, select
-from ..extractive.reading import pick_reads
+from ..extractive.reading import feedback_query, pick_reads
 from ..model import (Message, ModelRequest, ModelResponse, StopReason, TextBlock, ToolResultBlock, ToolUseBlock,
                      Usage)
 from ..tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_TOOLS, SUBMIT_FINDINGS
@@ -97,11 +97,18 @@ class ExtractiveModel:
         search_tools = [t for t in SEARCH_TOOLS if t in allowed]  # corpus and web both, when given both
         searches = [(u, r) for u, r in calls if u.name in SEARCH_TOOLS]
         reads = [(u, r) for u, r in calls if u.name in READ_TOOLS]
+        queries = [q for q in dict.fromkeys(d.queries) if q.strip()] or single_queries(focus.question) or [d.objective]
+        queries = queries[:MAX_QUERIES]
         if not ctx.wrap_up and search_tools and not searches and used < budget:
-            queries = [q for q in dict.fromkeys(d.queries) if q.strip()] or single_queries(focus.question) or [d.objective]
-            pairs = [(t, q) for q in queries[:MAX_QUERIES] for t in search_tools][: max(1, budget - 1)]
+            pairs = [(t, q) for q in queries for t in search_tools][: max(1, budget - 1)]
             k = SEARCH_K + (5 if len(pairs) == 1 else 0)  # one query: look further down its list
             return _calls(n, [(t, {"query": q, "k": k}) for t, q in pairs])
+        fed = any(u.input.get("query") not in queries for u, _ in searches)
+        alone = not focus.siblings and not focus.whole  # the whole question: siblings split it already
+        if not ctx.wrap_up and alone and searches and not reads and not fed and used + len(search_tools) < budget:
+            extra = feedback_query(focus, gather(searches))
+            if extra and extra not in queries:
+                return _calls(n, [(t, {"query": extra, "k": SEARCH_K}) for t in search_tools])
         if not ctx.wrap_up and searches and not reads and used < budget:
             picks = self._pick_reads(focus, gather(searches), allowed, min(MAX_READS, budget - used))
             if picks:
