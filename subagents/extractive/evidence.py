@@ -214,44 +214,53 @@ def _add(ev: Evidence, p: Passage) -> None:
         have.aliases = list(dict.fromkeys(have.aliases + p.aliases))
 
 
+def _search(ev: Evidence, use: ToolUseBlock, data: dict[str, Any], fused: dict[str, float]) -> None:
+    """A search's results (and the index entries it listed: one more ranked list), with its term statistics."""
+    ev.queries.append(str(use.input.get("query", "")))
+    stats = data.get("corpus") or {}
+    if isinstance(stats, dict) and isinstance(stats.get("term_passages"), dict):
+        titled = stats.get("term_titles")
+        ev.weights.add(int(stats.get("passages") or 0), stats["term_passages"], titled if isinstance(titled, dict) else None)
+    for weight_, hits in ((1.0, data["results"]), (INDEX_WEIGHT, data.get("index") or [])):
+        for rank, r in enumerate(hits):
+            sid = r.get("source_id")
+            if not sid:
+                continue
+            fused[sid] = fused.get(sid, 0.0) + weight_ / (4 + rank)
+            _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""), r.get("snippet") or r.get("text", ""),
+                             False, 0.0, r.get("passage_id", ""), r.get("url", ""),
+                             aliases=[r["entry"]] if r.get("entry") else []))
+
+
+def _read(ev: Evidence, data: dict[str, Any]) -> None:
+    """A passage read in full, with its neighbours; or a fetched web page's passages."""
+    if data.get("source_id"):
+        _add(ev, Passage(data["source_id"], data.get("title", ""), data.get("heading", ""), data.get("text", ""),
+                         True, 0.0, data.get("passage_id", ""), data.get("url", "")))
+        for side in ("context_before", "context_after"):
+            nb = data.get(side)
+            if isinstance(nb, dict) and nb.get("source_id"):
+                _add(ev, Passage(nb["source_id"], data.get("title", ""), nb.get("heading", ""), nb.get("text", ""),
+                                 True, 0.0, nb.get("passage_id", ""), anchor=data["source_id"]))
+    elif "passages" in data:
+        for p in data["passages"]:
+            if p.get("source_id"):
+                _add(ev, Passage(p["source_id"], data.get("title", ""), p.get("heading", ""), p.get("text", ""),
+                                 True, 0.0, url=data.get("url", "")))
+
+
 def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evidence:
     """Every passage the agent's tools returned (search snippets, full reads and their
-    neighbours), with a fused rank, plus the corpus term statistics the searches reported."""
+    neighbours), with a fused rank per passage and per page, plus the corpus term statistics the
+    searches reported."""
     ev = Evidence()
     fused: dict[str, float] = {}
     for use, res in calls:
         data = material(res.content) if res is not None and not res.is_error else None
-        if not isinstance(data, dict):
-            continue
-        if "results" in data:
-            ev.queries.append(str(use.input.get("query", "")))
-            stats = data.get("corpus") or {}
-            if isinstance(stats, dict) and isinstance(stats.get("term_passages"), dict):
-                titled = stats.get("term_titles")
-                ev.weights.add(int(stats.get("passages") or 0), stats["term_passages"],
-                               titled if isinstance(titled, dict) else None)
-            for weight_, hits in ((1.0, data["results"]), (INDEX_WEIGHT, data.get("index") or [])):
-                for rank, r in enumerate(hits):  # the documentation's own index: one more ranked list
-                    sid = r.get("source_id")
-                    if not sid:
-                        continue
-                    fused[sid] = fused.get(sid, 0.0) + weight_ / (4 + rank)
-                    _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""),
-                                     r.get("snippet") or r.get("text", ""), False, 0.0, r.get("passage_id", ""),
-                                     r.get("url", ""), aliases=[r["entry"]] if r.get("entry") else []))
-        elif data.get("source_id"):
-            _add(ev, Passage(data["source_id"], data.get("title", ""), data.get("heading", ""), data.get("text", ""),
-                             True, 0.0, data.get("passage_id", ""), data.get("url", "")))
-            for side in ("context_before", "context_after"):
-                nb = data.get(side)
-                if isinstance(nb, dict) and nb.get("source_id"):
-                    _add(ev, Passage(nb["source_id"], data.get("title", ""), nb.get("heading", ""), nb.get("text", ""),
-                                     True, 0.0, nb.get("passage_id", ""), anchor=data["source_id"]))
-        elif "passages" in data:  # a fetched web page
-            for p in data["passages"]:
-                if p.get("source_id"):
-                    _add(ev, Passage(p["source_id"], data.get("title", ""), p.get("heading", ""), p.get("text", ""),
-                                     True, 0.0, url=data.get("url", "")))
+        if isinstance(data, dict) and "results" in data:
+            _search(ev, use, data, fused)
+        elif isinstance(data, dict):
+            _read(ev, data)
     by_page: dict[str, list[float]] = {}
     for sid, r in fused.items():
         if sid in ev.passages:
