@@ -400,10 +400,13 @@ class CorpusIndex:
                     "SELECT c.chunk_no FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.relpath = ? "
                     "AND (' ' || c.anchors || ' ') LIKE ? ORDER BY c.chunk_no LIMIT 1",
                     (relpath, f"% {anchor} %")).fetchone()
-            if row is None:
-                row = self._db.execute(
-                    "SELECT c.chunk_no FROM fts JOIN chunks c ON c.id = fts.rowid JOIN files f ON f.id = c.file_id "
-                    "WHERE fts MATCH ? AND f.relpath = ? ORDER BY fts.rank LIMIT 1", (match, relpath)).fetchone()
+            if row is None:  # the page's passage best matching the query (its passages' ids are one range)
+                span = self._db.execute("SELECT min(c.id), max(c.id) FROM chunks c JOIN files f ON f.id = c.file_id "
+                                        "WHERE f.relpath = ?", (relpath,)).fetchone()
+                if span and span[0] is not None:
+                    row = self._db.execute(
+                        "SELECT c.chunk_no FROM fts JOIN chunks c ON c.id = fts.rowid WHERE fts MATCH ? "
+                        "AND fts.rowid BETWEEN ? AND ? ORDER BY fts.rank LIMIT 1", (match, *span)).fetchone()
         if row is None:
             return None
         try:
