@@ -564,6 +564,9 @@ def test_index_see_references_and_the_search_tool(tmp_path: Path, cache: Path) -
     with Corpus.open([root], cache) as corpus:
         hits = corpus.lookup("auto-increment column")
         assert hits and hits[0].entry == "auto-increment" and "notational convenience" in hits[0].passage.text
+        # an entry naming a whole page: the page's passage that best matches the query
+        page = corpus.lookup("filler07 is not much")
+        assert page and page[0].entry == "filler07" and page[0].passage.path == "misc.html"
 
         async def search() -> dict:
             box = Toolbox(make_corpus_tools(corpus))
