@@ -16,7 +16,8 @@ Figures (answerable questions unless said otherwise):
   not found      unanswerable questions whose run found nothing (no subagent returned a claim)
   false nf       answerable questions whose run found nothing
   overlap        mean Jaccard of the passages retrieved by two sibling subagents of one round
-  cut            sentences in the Answer and Findings sections that do not end a sentence
+  cut            sentences in the Answer and Details sections that do not end a sentence (a line
+                 ending in ":" without the code it introduces counts as cut)
   in report      share of the subagents' claims that the report uses
   time           wall seconds per research run (goal < 1 s)
 Goals (issue 11): gold in answer >= 85%, not found >= 90% with false nf <= 5%, overlap <= 0.25,
@@ -44,7 +45,7 @@ SETS = {"python": ("python_docs.jsonl", "/usr/share/doc/python3.11/html"),
 ARTICLES = {"a", "an", "the"}
 REF = re.compile(r"^(\d+)\. .* — `([^`]+)` \((S\d+)\)$")
 MARK = re.compile(r"\[(\d+(?:\]\[\d+)*)\]")
-CLAIM_END = re.compile(r"[.!?:)\"'`”’]$")
+CLAIM_END = re.compile(r"[.!?)\"'`”’]$")
 
 
 # ---------------------------------------------------------------- metrics
@@ -93,10 +94,12 @@ def cited_numbers(text: str) -> set[str]:
 
 
 def claim_sentences(report: str) -> list[str]:
-    """Prose lines of the Answer and Findings sections (no table rows, code or headings), markers removed."""
+    """Prose lines of the Answer and Details sections (no table rows, code or headings), markers
+    removed; a line ending in ":" counts only when no code block follows it (then it is cut)."""
     out, fence = [], False
-    for name in ("Answer", "Findings"):
-        for line in section(report, name).splitlines():
+    for name in ("Answer", "Details", "Findings"):
+        lines = section(report, name).splitlines()
+        for i, line in enumerate(lines):
             s = line.strip()
             if s.startswith("```"):
                 fence = not fence
@@ -104,7 +107,8 @@ def claim_sentences(report: str) -> list[str]:
             if fence or not s or s.startswith(("#", "|", ">")):
                 continue
             s = MARK.sub("", re.sub(r"^[-*]\s+", "", s)).strip()
-            if s and not s.endswith(":"):
+            following = next((x.strip() for x in lines[i + 1:] if x.strip()), "")
+            if s and not (s.endswith(":") and following.startswith("```")):
                 out.append(s)
     return out
 

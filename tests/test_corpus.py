@@ -461,9 +461,13 @@ async def test_tools_register_sources_and_read_full_text(corpus_dir: Path, cache
         empty = _payload((await box.call(ToolUseBlock("t4", "search_corpus", {"query": "xylophonezebra"}), allowed, ctx)).content)
         assert empty["results"] == [] and empty["query"] == "xylophonezebra"
         # how many passages hold each query term: a word no passage holds is not in the corpus
-        assert empty["corpus"] == {"passages": corpus.passage_count(), "term_passages": {"xylophonezebra": 0}}
+        assert empty["corpus"] == {"passages": corpus.passage_count(), "term_passages": {"xylophonezebra": 0},
+                                   "term_titles": {"xylophonezebra": 0}}
         stats = again["corpus"]["term_passages"]
         assert stats["frobnicate"] >= 1 and set(stats) == {"frobnicate", "widgets"}
+        # and how many name it in their title or headings ("Frobnicating widgets" is a heading)
+        titled = again["corpus"]["term_titles"]
+        assert titled["widgets"] >= 1 and titled["widgets"] <= stats["widgets"]
 
 
 async def test_tool_errors_are_readable(corpus_dir: Path, cache: Path) -> None:
@@ -494,3 +498,119 @@ def test_unusable_index_cache_is_a_corpus_error_and_a_clobbered_index_is_rebuilt
     db.write_text("not a database" * 100)  # clobbered: it is only a cache
     with CorpusIndex.open(corpus_dir, cache) as ix:
         assert ix.update().passages > 0
+
+
+def test_term_titles_count_only_titles_and_headings(tmp_path: Path, cache: Path) -> None:
+    root = tmp_path / "titled"
+    write(root / "gizmo.html", "<html><head><title>Gizmo</title></head><body><h1>Gizmo</h1>"
+                               "<h2>Turning cranks</h2><p>A gizmo may hold a sprocket.</p></body></html>")
+    with Corpus.open([root], cache) as corpus:
+        assert corpus.term_passages(["sprocket", "gizmo", "cranks"]) == {"sprocket": 1, "gizmo": 1, "cranks": 1}
+        # mentioned in the body only: no title or heading names it
+        assert corpus.term_titles(["sprocket", "gizmo", "cranks"]) == {"sprocket": 0, "gizmo": 1, "cranks": 1}
+
+
+# ---------------------------------------------------------------- the documentation's own index
+
+def _sphinx_index(extra: list[tuple[str, str]]) -> str:
+    """A Sphinx-like genindex page: alphabetical <li> entries, each a link (sub-entries nested)."""
+    entries = sorted([(f"gizmo_{i:02d}() (in module gizmos)", f"api/gizmos.html#gizmos.gizmo_{i:02d}") for i in range(34)]
+                     + extra, key=lambda e: e[0].casefold())
+    items = "".join(f'<li><a href="{href}">{term}</a></li>\n' for term, href in entries)
+    return (f'<html><head><title>Index</title></head><body><div role="main"><h1>Index</h1>'
+            f'<table class="indextable"><tr><td><ul>{items}</ul></td></tr></table></div></body></html>')
+
+
+SHUTTLE_HTML = """<html><head><title>shuttle — moving files</title></head><body><div role="main">
+<h1>shuttle — moving files</h1><p>The shuttle module moves things between places on a disk.</p>
+<h2>Directory operations</h2><p>Directories are walked depth first by every shuttle function.</p>
+<hr id="index-0"/><h2>Cloning</h2>
+<p>Use shuttle.clone2() to copy a file together with its metadata.</p></div></body></html>"""
+
+DOCBOOK_INDEX = """<html><head><title>Index</title></head><body><div class="index"><h2>Index</h2><dl>
+<dt id="e1">auto-increment (see <a href="#e-serial">serial</a>)</dt>
+{fillers}
+<dt id="e-serial">serial, <a class="indexterm" href="datatypes.html#SERIAL">Serial Types</a></dt>
+</dl></div></body></html>"""
+
+
+def test_an_index_page_is_a_thesaurus_not_a_passage(tmp_path: Path, cache: Path) -> None:
+    root = tmp_path / "docs"
+    write(root / "genindex.html", _sphinx_index([("duplicating documents", "library/shuttle.html#index-0")]))
+    write(root / "library" / "shuttle.html", SHUTTLE_HTML)
+    write(root / "api" / "gizmos.html", "<html><body><h1>gizmos</h1><p>Gizmo functions.</p></body></html>")
+    # a table of contents (document order, not alphabetical) stays a page
+    toc = "".join(f'<li><a href="library/shuttle.html">{w} chapter</a></li>' for w in
+                  ["Zebra", "Apple", "Mango", "Banana", "Cherry", "Kiwi"] * 6)
+    write(root / "contents.html", f"<html><body><h1>Contents</h1><ul>{toc}</ul></body></html>")
+    with Corpus.open([root], cache) as corpus:
+        assert not [p for p in corpus.search("gizmo_01 gizmo_02 Index", 20) if p.path == "genindex.html"]
+        assert any(p.path == "contents.html" for p in corpus.search("Zebra chapter", 5))
+        hits = corpus.lookup("How do I duplicate documents?")
+        assert hits and hits[0].entry == "duplicating documents"
+        # the link's anchor (on an <hr>) names the section it opens, though no word of the query is in it
+        assert hits[0].passage.path == "library/shuttle.html" and "clone2" in hits[0].passage.text
+        assert not corpus.lookup("How are directories walked?")  # no entry asks for it
+
+
+def test_index_see_references_and_the_search_tool(tmp_path: Path, cache: Path) -> None:
+    root = tmp_path / "pg"
+    fillers = "".join(f'<dt>filler{i:02d}, <a class="indexterm" href="misc.html">Misc {i}</a></dt>' for i in range(35))
+    write(root / "bookindex.html", DOCBOOK_INDEX.format(fillers=fillers))
+    write(root / "datatypes.html", '<html><body><h1>Data Types</h1><p>Text types hold strings.</p>'
+                                   '<div id="SERIAL"><h2>Serial Types</h2><p>The serial types are not true types but a '
+                                   'notational convenience for creating unique identifier columns.</p></div></body></html>')
+    write(root / "misc.html", "<html><body><h1>Misc</h1><p>Nothing much.</p></body></html>")
+    with Corpus.open([root], cache) as corpus:
+        hits = corpus.lookup("auto-increment column")
+        assert hits and hits[0].entry == "auto-increment" and "notational convenience" in hits[0].passage.text
+        # an entry naming a whole page: the page's passage that best matches the query
+        page = corpus.lookup("filler07 is not much")
+        assert page and page[0].entry == "filler07" and page[0].passage.path == "misc.html"
+
+        async def search() -> dict:
+            box = Toolbox(make_corpus_tools(corpus))
+            ctx = ToolContext(agent_id="a", sources=SourceRegistry())
+            res = await box.call(ToolUseBlock("1", "search_corpus", {"query": "auto-increment id column"}), box.names(), ctx)
+            return _payload(res.content)
+
+        import trio
+
+        data = trio.run(search)
+        assert data["index"][0]["entry"] == "auto-increment" and data["index"][0]["passage_id"].endswith("datatypes.html#1")
+        assert all(r["passage_id"].split("/", 1)[1].split("#")[0] != "bookindex.html" for r in data["results"])
+
+
+def test_an_index_of_another_schema_version_is_rebuilt_whatever_tables_it_had(corpus_dir: Path, cache: Path) -> None:
+    """Two checkouts of different versions may share one cache: each rebuilds the other's index."""
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        path = ix.db_path
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = 'corpus-0' WHERE key = 'schema'")
+    db.execute("CREATE TABLE older_things(x)")  # a table of that other version
+    db.execute("CREATE VIRTUAL TABLE older_fts USING fts5(x)")
+    db.commit()
+    db.close()
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        assert ix.search("frobnicate widgets")
+        names = {r[0] for r in ix._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "older_things" not in names and "older_fts" not in names
+
+
+def test_a_definition_term_and_an_introducing_line_stay_with_what_they_head() -> None:
+    from subagents.corpus.chunking import chunk_document
+    from subagents.corpus.html_text import html_to_document
+
+    filler = "Widgets are drawn in layers. " * 48  # ~1400 characters: the next blocks overflow the passage
+    html = (f"<html><body><h1>mod</h1><p>{filler}</p><dl><dt id='mod.func'>mod.func(x)</dt>"
+            f"<dd><p>Return the frobnicated x. {'It is frobnicated twice. ' * 6}</p><p>{filler}</p><p>Example:</p>"
+            f"<pre>mod.func(1)\nmod.func(2)</pre></dd></dl></body></html>")
+    chunks = chunk_document(html_to_document(html, page="mod.html"))
+    term = next(c for c in chunks if "mod.func(x)" in c.text)
+    assert "Return the frobnicated x." in term.text and "mod.func" in term.anchors.split()
+    example = next(c for c in chunks if "Example:" in c.text)
+    assert "mod.func(1)" in example.text

@@ -246,3 +246,82 @@ def test_question_sets_meet_the_issue_sizes() -> None:
     pg = [json.loads(x) for x in (data / "postgresql_docs.jsonl").read_text().splitlines() if x.strip()]
     assert len([q for q in py if q["answers"]]) >= 60 and len([q for q in py if not q["answers"]]) >= 15
     assert len(pg) >= 15 and {q["split"] for q in py + pg} == {"dev", "test"}
+
+
+def test_a_name_the_documents_only_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
+    (docs / "porting.txt").write_text("Porting\n\nSome teams port their widget code to a toolkit such as Qt before "
+                                      "drawing widgets on a window.\n")
+    result = run("How do I add a button to a Qt window?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "mention Qt only in passing" in result.report
+    # named in a title or heading, the same name is about something the documents cover
+    (docs / "qt.txt").write_text("Qt\n\nQt windows hold widgets; a widget is added to a Qt window with add().\n")
+    result = run("How do I add a widget to a Qt window?", docs, tmp_path / "again")
+    assert "do not answer this question" not in result.report
+
+
+def test_an_identifier_of_a_package_the_documents_lack_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "clone" is documented here (widgets.clone), the package "gizmolib" is not
+    result = run("What does gizmolib.clone do?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage mentions gizmolib.clone" in result.report
+    assert "do not answer this question" not in run("What does widgets.clone do?", docs, tmp_path / "b").report
+
+
+def test_the_answer_quotes_the_best_sentences_of_distinct_passages(docs: Path, tmp_path: Path) -> None:
+    result = run("Why do widgets share one theme object?", docs, tmp_path)
+    prose = [line for line in section(result.report, "Answer").splitlines() if re.search(r"\[\d+\]$", line)]
+    assert prose[0].startswith("Widgets share one theme object because")
+    cited = [re.findall(r"\[(\d+)\]$", line)[0] for line in prose]
+    assert 1 <= len(prose) <= 3 and len(set(cited)) == len(cited)  # never two sentences of one passage
+
+
+INDEX_PAGE = ("<html><head><title>Index</title></head><body><div role='main'><h1>Index</h1><ul>{items}</ul>"
+              "</div></body></html>")
+
+
+def test_the_documentation_index_leads_to_a_passage_worded_otherwise(docs: Path, tmp_path: Path) -> None:
+    """The question says "duplicate a document"; the page says "clone a file", and only the
+    documentation's own index entry ("duplicating documents") ties the two."""
+    (docs / "library" / "shuttle.html").write_text(
+        "<html><head><title>shuttle — moving things</title></head><body><div role='main'><h1>shuttle — moving "
+        "things</h1><p>The shuttle module moves things between disks.</p><hr id='index-0'/><h2>Cloning</h2>"
+        "<p>Call shuttle.clone2() to copy a file together with its metadata.</p></div></body></html>")
+    entries = sorted([(f"gizmo_{i:02d}() (in module gizmos)", f"library/widgets.html#g{i}") for i in range(34)]
+                     + [("duplicating documents", "library/shuttle.html#index-0")], key=lambda e: e[0])
+    (docs / "genindex.html").write_text(INDEX_PAGE.format(
+        items="".join(f'<li><a href="{href}">{term}</a></li>' for term, href in entries)))
+    result = run("How can I duplicate documents?", docs, tmp_path)
+    answer = section(result.report, "Answer")
+    assert "shuttle.clone2() to copy a file" in answer, result.report
+    assert "genindex.html" not in result.report  # an index page is never quoted or cited
+
+
+def test_a_version_of_the_product_no_release_notes_cover_is_not_found(docs: Path, tmp_path: Path) -> None:
+    for version, change in (("2.0", "Widgets 2.0 adds themes to every widget."),
+                            ("2.1", "Widgets 2.1 draws each widget twice as fast. Old themes will be "
+                                    "removed in Widgets 2.4.")):  # 2.4 is mentioned, in passing
+        (docs / "whatsnew").mkdir(exist_ok=True)
+        (docs / "whatsnew" / f"{version}.html").write_text(
+            f"<html><head><title>What's New In Widgets {version}</title></head><body><div role='main'>"
+            f"<h1>What's New In Widgets {version}</h1><p>{change}</p><p>Widgets keep their state.</p></div></body></html>")
+    result = run("What changed in Widgets 2.4, and how do I enable it?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "Widgets 2.4" in result.report
+    assert "do not answer this question" not in run("What changed in Widgets 2.1?", docs, tmp_path / "b").report
+
+
+def test_a_subagent_searches_again_with_words_its_best_results_share(docs: Path, tmp_path: Path) -> None:
+    """Pseudo-relevance feedback: one more query, the subject plus words the best candidates share."""
+    question = "How do I copy a widget with its children?"
+    result = run(question, docs, tmp_path)
+    trace = read_run(result.run_dir).trace
+    sub = next(a for a in trace.ordered_agents() if a.delegation is not None)
+    searches = [r.event.input["query"] for r in sub.records
+                if getattr(r.event, "kind", "") == "tool_call" and r.event.name == "search_corpus"]
+    extra = [q for q in searches if q not in sub.delegation.queries]
+    assert len(extra) == 1, searches
+    new_words = set(extra[0].lower().split()) - set(re.findall(r"\w+", question.lower())) - {"widgets"}
+    assert new_words, extra  # words from the results, not from the question
+    text = " ".join(f"{s.title} {s.text}" for s in read_run(result.run_dir).sources).lower()
+    assert all(w in text for w in new_words)  # (titles and texts of what the searches returned)

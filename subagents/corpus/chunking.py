@@ -9,6 +9,7 @@ splitting only at block (paragraph) boundaries unless a single block is itself t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 MAX_CHARS = 1500
 HEADING_SEP = " > "
@@ -19,12 +20,15 @@ class Block:
     text: str
     level: int = 0  # 1..6 for a heading, 0 for body text
     key: str = ""  # an anchor name (e.g. a Sphinx object id "asyncio.TaskGroup"), weighted like a heading
+    anchors: tuple[str, ...] = ()  # element ids at or just before the block (link targets: "page.html#id")
+    term: bool = False  # a term a definition list names (<dt>): it heads the blocks after it
 
 
 @dataclass(slots=True)
 class Document:
     title: str
     blocks: list[Block] = field(default_factory=list)
+    entries: list[Any] = field(default_factory=list)  # an index page: its `thesaurus.IndexEntry`s, no blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,7 @@ class Chunk:
     heading: str  # heading path, "Coroutines and Tasks > Task Groups"
     keys: str  # what the FTS `headings` column holds: headings below the title, plus anchor names
     text: str
+    anchors: str = ""  # the element ids inside the passage (and of the heading that opens it), space-separated
 
 
 def split_long(text: str, max_chars: int = MAX_CHARS) -> list[str]:
@@ -59,12 +64,20 @@ def split_long(text: str, max_chars: int = MAX_CHARS) -> list[str]:
     return [p for p in pieces if p.strip()]
 
 
+def _heads(part: tuple[str, str, tuple[str, ...], bool]) -> bool:
+    """A definition term, or a short line introducing what follows ("Example:")."""
+    text, _, _, term = part
+    return term or (len(text) < 300 and text.rstrip().endswith(":"))
+
+
 def chunk_document(doc: Document, max_chars: int = MAX_CHARS) -> list[Chunk]:
-    """Group body blocks into passages that never cross a heading and never exceed `max_chars`."""
+    """Group body blocks into passages that never cross a heading and never exceed `max_chars`.
+    A term a definition list names (an API signature, a `<dt>`) or a line introducing what follows
+    ("Example:") is never left at the end of a passage: it moves to the next one, with what it heads."""
     chunks: list[Chunk] = []
     stack: list[tuple[int, str]] = []
-    parts: list[str] = []
-    keys: list[str] = []
+    parts: list[tuple[str, str, tuple[str, ...], bool]] = []  # (text, key, anchors, term) of the passage being built
+    opening: list[str] = []  # ids of the heading that opens it
     size = 0
 
     def flush() -> None:
@@ -73,25 +86,31 @@ def chunk_document(doc: Document, max_chars: int = MAX_CHARS) -> list[Chunk]:
             heading = HEADING_SEP.join(t for _, t in stack)
             # the title has its own (heavier) column: do not count it twice
             inner = [t for i, (_, t) in enumerate(stack) if i or t != doc.title]
-            key_text = " ".join(inner + keys)
-            chunks.append(Chunk(heading, key_text, "\n\n".join(parts)))
+            keys = list(dict.fromkeys(k for _, k, _, _ in parts if k))
+            anchors = dict.fromkeys([*opening, *(a for _, _, ids, _ in parts for a in ids)])
+            chunks.append(Chunk(heading, " ".join(inner + keys), "\n\n".join(t for t, _, _, _ in parts),
+                                " ".join(anchors)))
+            opening.clear()
         parts.clear()
-        keys.clear()
         size = 0
 
     for block in doc.blocks:
         if block.level:
             flush()
+            opening.extend(block.anchors)  # a heading's ids name the passage it opens
             while stack and stack[-1][0] >= block.level:
                 stack.pop()
             stack.append((block.level, block.text))
             continue
-        for piece in split_long(block.text, max_chars):
+        for i, piece in enumerate(split_long(block.text, max_chars)):
             if parts and size + 2 + len(piece) > max_chars:
+                carried: list[tuple[str, str, tuple[str, ...], bool]] = []
+                while len(parts) > 1 and _heads(parts[-1]):  # a term goes along with its description
+                    carried.insert(0, parts.pop())
                 flush()
-            parts.append(piece)
+                parts.extend(carried)
+                size = sum(len(c[0]) + 2 for c in carried)
+            parts.append((piece, block.key if i == 0 else "", block.anchors if i == 0 else (), block.term and i == 0))
             size += len(piece) + 2
-        if block.key and block.key not in keys:
-            keys.append(block.key)
     flush()
     return chunks

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from .index import CorpusIndex, Progress, resolve_root
 from .query import to_fts_query
-from .records import CorpusError, IndexStats, Passage, PassageNotFound, PassageRead
+from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import KINDS, ScanOptions
 
 
@@ -77,6 +77,20 @@ class Corpus:
             for t, n in ix.term_passages(terms).items():
                 counts[t] += n
         return counts
+
+    def term_titles(self, terms: list[str]) -> dict[str, int]:
+        """Passages with each term in their title or headings, over every root."""
+        counts = dict.fromkeys(terms, 0)
+        for ix in self.indexes:
+            for t, n in ix.term_titles(terms).items():
+                counts[t] += n
+        return counts
+
+    def lookup(self, query: str, k: int = 3) -> list[IndexHit]:
+        """The entries of the documentation's own index pages that a query asks for (`CorpusIndex.lookup`)."""
+        hits = [h for ix in self.indexes for h in ix.lookup(query, k)]
+        hits.sort(key=lambda h: -h.score)
+        return hits[:k]
 
     def read(self, passage_id: str, context: int = 1) -> PassageRead:
         tag = passage_id.partition("/")[0]

@@ -15,6 +15,7 @@ import re
 from lxml import etree
 
 from .chunking import Block, Document
+from .thesaurus import index_entries
 
 CHROME_CLASSES = frozenset(
     "sphinxsidebar related footer headerlink toctree-wrapper mobile-nav menu-wrapper".split()
@@ -24,6 +25,7 @@ _DROP_TAGS = frozenset(
     "img br hr input area map object embed audio video canvas source track".split()
 )
 _DROP_ROLES = frozenset(("navigation", "search"))
+_EMPTY = frozenset(("hr", "br", "img"))
 _INLINE = frozenset(
     "a abbr b bdi bdo big cite code data del dfn em font i ins kbd label mark q s samp small span strike "
     "strong sub sup time tt u var wbr".split()
@@ -65,10 +67,21 @@ def _table(el: etree._Element) -> str:
 class _Walker:
     def __init__(self) -> None:
         self.blocks: list[Block] = []
+        self.ids: list[str] = []  # element ids met since the last block: they anchor the next one
 
-    def body(self, text: str, key: str = "") -> None:
+    def add(self, text: str, level: int = 0, key: str = "", term: bool = False) -> None:
         if text:
-            self.blocks.append(Block(text, 0, key))
+            self.blocks.append(Block(text, level, key, tuple(dict.fromkeys(self.ids)), term))
+            self.ids.clear()
+
+    def body(self, text: str, key: str = "", term: bool = False) -> None:
+        self.add(text, 0, key, term)
+
+    def anchor(self, el: etree._Element, inside: bool = False) -> None:
+        """Note `el`'s id (and, for an element read as one block, the ids inside it)."""
+        for node in el.iter() if inside else (el,):
+            if isinstance(node.tag, str) and node.get("id"):
+                self.ids.append(node.get("id"))
 
     def container(self, el: etree._Element) -> None:
         buf: list[str] = []
@@ -78,12 +91,15 @@ class _Walker:
             tag = child.tag
             if isinstance(tag, str) and not _is_chrome(child):
                 if tag in _INLINE:
+                    self.anchor(child, inside=True)
                     buf.append(_text(child))
                 else:
                     if buf:
                         self.body(_clean("".join(buf)))
                         buf.clear()
                     self.block(child, tag)
+            elif tag in _EMPTY:
+                self.anchor(child)  # <hr id="index-0">: a link target, though it shows nothing
             if child.tail:
                 buf.append(child.tail)
         if buf:
@@ -91,14 +107,13 @@ class _Walker:
 
     def block(self, el: etree._Element, tag: str) -> None:
         level = _HEADINGS.get(tag)
+        self.anchor(el, inside=bool(level) or tag in _LEAF or tag in ("pre", "table"))
         if level:
-            text = _clean(_text(el))
-            if text:
-                self.blocks.append(Block(text, level))
+            self.add(_clean(_text(el)), level)
         elif tag == "pre":
             self.body(_text(el).replace("\u00b6", "").strip("\n").rstrip())
         elif tag in _LEAF:
-            self.body(_clean(_text(el)), el.get("id", "") if tag == "dt" else "")
+            self.body(_clean(_text(el)), el.get("id", "") if tag == "dt" else "", tag == "dt")
         elif tag == "table":
             self.body(_table(el))
         elif tag == "li":
@@ -106,7 +121,7 @@ class _Walker:
             self.container(el)
             if len(self.blocks) > start and not self.blocks[start].level:
                 first = self.blocks[start]
-                self.blocks[start] = Block(f"- {first.text}", 0, first.key)
+                self.blocks[start] = Block(f"- {first.text}", 0, first.key, first.anchors, first.term)
         else:
             self.container(el)
 
@@ -130,8 +145,10 @@ def _title(tree: etree._Element, blocks: list[Block]) -> str:
     return title
 
 
-def html_to_document(data: bytes | str, fallback_title: str = "") -> Document:
-    """Parse HTML into a Document. Bytes must be UTF-8: decode other charsets to str first."""
+def html_to_document(data: bytes | str, fallback_title: str = "", page: str = "") -> Document:
+    """Parse HTML into a Document. Bytes must be UTF-8: decode other charsets to str first. An index
+    page (`thesaurus.index_entries`; `page` is its path from the corpus root) gives its entries
+    instead of blocks."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     if not data.strip():
@@ -139,6 +156,12 @@ def html_to_document(data: bytes | str, fallback_title: str = "") -> Document:
     tree = etree.fromstring(data, parser=_PARSER)
     if tree is None:  # nothing lxml could parse
         return Document(fallback_title)
+    root = _content_root(tree)
+    entries = index_entries(root, page or fallback_title)
+    if entries is not None:
+        h1 = root.find(".//h1")
+        title = _title(tree, [Block(_clean(_text(h1)), 1)] if h1 is not None else [])
+        return Document(title or fallback_title, [], entries)
     walker = _Walker()
-    walker.container(_content_root(tree))
+    walker.container(root)
     return Document(_title(tree, walker.blocks) or fallback_title, walker.blocks)

@@ -22,6 +22,7 @@ only a cache: it is deleted and rebuilt.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import sqlite3
@@ -38,12 +39,14 @@ except ImportError:  # not POSIX: SQLite's own write lock is all there is
 
 from .chunking import chunk_document
 from .query import to_fts_query
-from .records import CorpusError, IndexStats, Passage, PassageNotFound, PassageRead
+from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
+from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, words_of
 
-SCHEMA = "corpus-1"  # bump when the schema or the extraction changes: the index is rebuilt
+SCHEMA = "corpus-3"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
+LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python
 Progress = Callable[[int, int], None]  # (files examined, files to examine)
 FileRow = tuple[int, str, int, int, str, str]  # id, relpath, mtime_ns, size, sha1, status
 
@@ -54,9 +57,13 @@ CREATE TABLE files(
     size INTEGER NOT NULL, sha1 TEXT NOT NULL, status TEXT NOT NULL, title TEXT NOT NULL DEFAULT '');
 CREATE TABLE chunks(
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, chunk_no INTEGER NOT NULL, heading TEXT NOT NULL,
-    UNIQUE(file_id, chunk_no));
+    anchors TEXT NOT NULL DEFAULT '', UNIQUE(file_id, chunk_no));
 CREATE VIRTUAL TABLE fts USING fts5(title, headings, body, tokenize='porter unicode61');
 INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 5.0, 1.0)');
+CREATE TABLE entries(
+    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, term TEXT NOT NULL, target TEXT NOT NULL, anchor TEXT NOT NULL);
+CREATE INDEX entries_file ON entries(file_id);
+CREATE VIRTUAL TABLE entries_fts USING fts5(term, content='entries', content_rowid='id', tokenize='porter unicode61');
 """
 
 _SEARCH = f"""
@@ -160,6 +167,7 @@ class CorpusIndex:
         self.options = options
         self._lock = threading.Lock()
         self._df: dict[str, int] = {}  # term -> passages containing it (reset by update)
+        self._tf: dict[str, int] = {}  # term -> passages whose title or headings contain it
         if _truncated(db_path):
             raise IndexDamaged(f"{db_path} is shorter than its header says (truncated)")
         self._db = sqlite3.connect(db_path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -213,8 +221,13 @@ class CorpusIndex:
             db.execute("BEGIN IMMEDIATE")
             try:
                 if not self._schema_current():  # checked again under the write lock
-                    for name in ("fts", "chunks", "files", "meta"):
-                        db.execute(f"DROP TABLE IF EXISTS {name}")
+                    # every table of whatever schema was there (another version may have had other tables);
+                    # virtual tables first: dropping one drops its shadow tables
+                    tables = db.execute("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master WHERE type = 'table' "
+                                        "AND name NOT LIKE 'sqlite_%' ORDER BY 2 DESC").fetchall()
+                    for name, _ in tables:
+                        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone():
+                            db.execute(f'DROP TABLE "{name}"')
                     for stmt in _DDL.strip().split(";\n"):
                         db.execute(stmt)
                     db.execute("INSERT INTO meta VALUES ('schema', ?), ('root', ?)", (SCHEMA, str(self.root)))
@@ -257,6 +270,7 @@ class CorpusIndex:
                 raise
             stats.passages = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
             self._df.clear()
+            self._tf.clear()
         stats.seconds = time.perf_counter() - t0
         return stats
 
@@ -271,9 +285,17 @@ class CorpusIndex:
             stats.skipped_other += 1
 
     def _drop_file(self, file_id: int) -> None:
-        self._db.execute("DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,))
-        self._db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self._drop_content(file_id)
         self._db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _drop_content(self, file_id: int) -> None:
+        """A file's passages and index entries (an external-content FTS table is told what it held)."""
+        db = self._db
+        db.execute("DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,))
+        db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        db.execute("INSERT INTO entries_fts(entries_fts, rowid, term) SELECT 'delete', id, term FROM entries "
+                   "WHERE file_id = ?", (file_id,))
+        db.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
 
     def _update_file(self, cand: Candidate, row: FileRow | None, next_id: int, stats: IndexStats) -> int:
         db = self._db
@@ -294,11 +316,11 @@ class CorpusIndex:
             db.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (cand.mtime_ns, cand.size, row[0]))
             self._count(row[5], stats)
             return next_id
-        chunks, title, status = [], "", "ok"
+        chunks, entries, title, status = [], [], "", "ok"
         name = cand.relpath.rsplit("/", 1)[-1]
         try:
-            doc = extract(data, cand.kind, name)
-            chunks, title = chunk_document(doc), doc.title or name
+            doc = extract(data, cand.kind, name, cand.relpath)
+            chunks, entries, title = chunk_document(doc), doc.entries, doc.title or name
         except Binary:
             status = "binary"
             stats.note(cand.relpath, "binary: NUL bytes in the first 8 KiB")
@@ -310,8 +332,7 @@ class CorpusIndex:
             stats.note(cand.relpath, f"failed to extract: {type(e).__name__}: {e}")
         if row is not None:
             file_id = row[0]
-            db.execute("DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,))
-            db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+            self._drop_content(file_id)
             db.execute(
                 "UPDATE files SET mtime_ns=?, size=?, sha1=?, status=?, title=? WHERE id=?",
                 (cand.mtime_ns, cand.size, sha1, status, title, file_id),
@@ -323,10 +344,11 @@ class CorpusIndex:
             ).lastrowid
         if status == "ok":
             stats.indexed += 1
+            self._add_entries(file_id, entries)
             ids = range(next_id, next_id + len(chunks))
             db.executemany(
-                "INSERT INTO chunks(id, file_id, chunk_no, heading) VALUES (?,?,?,?)",
-                [(cid, file_id, n, c.heading) for n, (cid, c) in enumerate(zip(ids, chunks))],
+                "INSERT INTO chunks(id, file_id, chunk_no, heading, anchors) VALUES (?,?,?,?,?)",
+                [(cid, file_id, n, c.heading, c.anchors) for n, (cid, c) in enumerate(zip(ids, chunks))],
             )
             db.executemany(
                 "INSERT INTO fts(rowid, title, headings, body) VALUES (?,?,?,?)",
@@ -335,6 +357,14 @@ class CorpusIndex:
             return next_id + len(chunks)
         self._count(status, stats)
         return next_id
+
+    def _add_entries(self, file_id: int, entries: list[IndexEntry]) -> None:
+        """An index page's entries (`thesaurus`): terms that name pages, never passages themselves."""
+        db = self._db
+        for e in entries:
+            rid = db.execute("INSERT INTO entries(file_id, term, target, anchor) VALUES (?,?,?,?)",
+                             (file_id, e.term, e.target, e.anchor)).lastrowid
+            db.execute("INSERT INTO entries_fts(rowid, term) VALUES (?,?)", (rid, e.term))
 
     # -- querying -----------------------------------------------------------------------------
 
@@ -391,6 +421,77 @@ class CorpusIndex:
                 except sqlite3.OperationalError:  # nothing searchable in the term
                     self._df[t] = 0
         return {t: self._df[t] for t in terms}
+
+    def term_titles(self, terms: list[str]) -> dict[str, int]:
+        """How many passages have each term in their title or headings (anchor names included): a
+        term the documentation gives a page or a section to, not one it mentions in passing."""
+        missing = [t for t in terms if t not in self._tf]
+        with self._lock:
+            for t in missing:
+                phrase = '{title headings} : "' + t.replace('"', " ") + '"'
+                try:
+                    self._tf[t] = self._db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (phrase,)).fetchone()[0]
+                except sqlite3.OperationalError:
+                    self._tf[t] = 0
+        return {t: self._tf[t] for t in terms}
+
+    def lookup(self, query: str, k: int = 3) -> list[IndexHit]:
+        """The documentation's own index read for a query: the entries every word of which the query
+        holds ("copying files" for "copy a file"), best first (`thesaurus.entry_score`), each as the
+        passage its link points to — the anchored section, else the page's passage best matching the
+        query. Empty when the corpus has no index page."""
+        words = words_of(query)  # stem -> word as written
+        if not words:
+            return []
+        match = " OR ".join('"' + w.replace('"', " ").replace(".", " ") + '"' for w in words.values())
+        with self._lock:
+            try:
+                rows = self._db.execute(
+                    "SELECT e.term, e.target, e.anchor FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid "
+                    "WHERE entries_fts MATCH ? ORDER BY entries_fts.rank LIMIT ?", (match, LOOKUP_ROWS)).fetchall()
+            except sqlite3.OperationalError:
+                return []
+        if not rows:
+            return []
+        n = self.passage_count()
+        df = self.term_passages([w.replace(".", " ") for w in words.values()])
+        count = {stem: df[w.replace(".", " ")] for stem, w in words.items()}
+        idf = {stem: math.log((n + 1) / (c + 1)) for stem, c in count.items()}
+        common = {stem for stem, c in count.items() if c > COMMON_SHARE * n}
+        scored = sorted(((entry_score(term, idf, common), term, target, anchor) for term, target, anchor in rows),
+                        key=lambda x: -x[0])
+        hits: list[IndexHit] = []
+        seen: set[str] = set()
+        for score, term, target, anchor in scored:
+            if score <= 0 or len(hits) >= k:
+                break
+            passage = self._passage_at(target, anchor, match)
+            if passage is not None and passage.passage_id not in seen:
+                seen.add(passage.passage_id)
+                hits.append(IndexHit(term, passage, score))
+        return hits
+
+    def _passage_at(self, relpath: str, anchor: str, match: str) -> Passage | None:
+        with self._lock:
+            row = None
+            if anchor:
+                row = self._db.execute(
+                    "SELECT c.chunk_no FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.relpath = ? "
+                    "AND (' ' || c.anchors || ' ') LIKE ? ORDER BY c.chunk_no LIMIT 1",
+                    (relpath, f"% {anchor} %")).fetchone()
+            if row is None:  # the page's passage best matching the query (its passages' ids are one range)
+                span = self._db.execute("SELECT min(c.id), max(c.id) FROM chunks c JOIN files f ON f.id = c.file_id "
+                                        "WHERE f.relpath = ?", (relpath,)).fetchone()
+                if span and span[0] is not None:
+                    row = self._db.execute(
+                        "SELECT c.chunk_no FROM fts JOIN chunks c ON c.id = fts.rowid WHERE fts MATCH ? "
+                        "AND fts.rowid BETWEEN ? AND ? ORDER BY fts.rank LIMIT 1", (match, *span)).fetchone()
+        if row is None:
+            return None
+        try:
+            return self.read(self.passage_id(relpath, row[0]), context=0).passage
+        except CorpusError:
+            return None
 
     def passage_count(self) -> int:
         with self._lock:

@@ -59,3 +59,12 @@ class PassageRead:
     passage: Passage
     context_before: str  # text of the preceding chunk(s) of the same file, "" at the start
     context_after: str
+
+
+@dataclass
+class IndexHit:
+    """An entry of the documentation's own index that a query asks for, and the passage it points to."""
+
+    entry: str  # the index term, "copying files"
+    passage: Passage
+    score: float = 0.0

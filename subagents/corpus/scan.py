@@ -22,8 +22,9 @@ from .plain_text import markdown_to_document, rst_to_document, text_to_document
 KINDS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
 # Sphinx writes `_sources/*.rst.txt` (a duplicate of every page), `_static`, `_images`, `_downloads`.
 DEFAULT_SKIP_DIRS = frozenset({"_sources", "_static", "_images", "_downloads", "__pycache__", "node_modules"})
-# Sphinx's generated index pages: long lists of links, noise for retrieval.
-DEFAULT_SKIP_FILES = ("genindex.html", "genindex-*.html", "py-modindex.html")
+# Sphinx's module index: a table of links, noise for retrieval. (Back-of-book index pages, Sphinx's
+# genindex*.html among them, are recognised by their structure and kept as a thesaurus: thesaurus.py.)
+DEFAULT_SKIP_FILES = ("py-modindex.html",)
 MAX_BYTES = 32 * 1024 * 1024
 BINARY_SNIFF = 8192
 
@@ -177,11 +178,11 @@ def decode(data: bytes, kind: str) -> str:
     raise Undecodable("not valid UTF-8" + (" nor its declared charset" if m else ""))
 
 
-def extract(data: bytes, kind: str, fallback_title: str) -> Document:
+def extract(data: bytes, kind: str, fallback_title: str, relpath: str = "") -> Document:
     """Bytes of one file -> Document. Raises Binary or Undecodable; parser errors propagate."""
     text = decode(data, kind)
     if kind == "html":
-        return html_to_document(text, fallback_title)
+        return html_to_document(text, fallback_title, relpath)
     if kind == "markdown":
         return markdown_to_document(text, fallback_title)
     if kind == "rst":

@@ -34,7 +34,10 @@ SEARCH_DESCRIPTION = (
     "Search the local document corpus (offline reference documentation) with BM25 full-text "
     "search. Returns the best-matching passages, each with a source_id to cite, a passage_id, the "
     "document title, the heading path and a ~300-character snippet, and how many of the corpus's "
-    "passages contain each query term (a term no passage contains is not in the corpus). Use it first for anything the "
+    "passages contain each query term (a term no passage contains is not in the corpus) and how many "
+    "have it in their title or headings (a term none has there is only mentioned in passing). When the "
+    "documentation has an index, `index` lists the index entries the query asks for and the passages "
+    "they point to (another wording of the same topic). Use it first for anything the "
     "local documents may cover; prefer specific words (names, identifiers, technical terms) over "
     "long sentences, and try other wordings when results are off-topic. Snippets are partial: call "
     "read_passage on a promising passage_id before relying on it."
@@ -48,6 +51,7 @@ READ_DESCRIPTION = (
 
 
 _KEY_PREFIX = "corpus:"
+INDEX_ENTRIES = 3  # entries of the documentation's own index shown with a search
 _SOURCE_ID = re.compile(r"S\d+")
 
 
@@ -90,8 +94,15 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
                 }
             )
         terms = query_terms(args.query)
-        stats = {"passages": corpus.passage_count(), "term_passages": corpus.term_passages(terms)}
-        return untrusted("corpus search", {"query": args.query, "results": results, "corpus": stats})
+        stats = {"passages": corpus.passage_count(), "term_passages": corpus.term_passages(terms),
+                 "term_titles": corpus.term_titles(terms)}
+        payload: dict[str, Any] = {"query": args.query, "results": results, "corpus": stats}
+        entries = corpus.lookup(args.query, INDEX_ENTRIES)
+        if entries:
+            payload["index"] = [{"entry": h.entry, "source_id": _register(ctx, h.passage, h.passage.snippet),
+                                 "passage_id": h.passage.passage_id, "title": h.passage.title,
+                                 "heading": h.passage.heading, "snippet": h.passage.snippet} for h in entries]
+        return untrusted("corpus search", payload)
 
     async def read_passage(args: ReadPassageArgs, ctx: ToolContext) -> str:
         try:

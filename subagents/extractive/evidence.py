@@ -36,10 +36,13 @@ class Passage:
     passage_id: str = ""
     url: str = ""
     anchor: str = ""  # the source id of the passage this one neighbours (read with it)
+    aliases: list[str] = field(default_factory=list)  # index entries that point here ("Benchmarking")
+    _units: list["Unit"] | None = field(default=None, repr=False, compare=False)
 
     @property
     def context(self) -> str:
-        return f"{self.title} {self.heading}"
+        """Title, headings and the index entries pointing here: what the passage is about."""
+        return " ".join([self.title, self.heading, *self.aliases])
 
 
 @dataclass
@@ -120,6 +123,13 @@ def is_code_block(block: str) -> bool:
 
 
 def units_of(passage: Passage) -> list[Unit]:
+    """The passage's sentences, code blocks and signatures (computed once per passage)."""
+    if passage._units is None:
+        passage._units = _split_units(passage)
+    return passage._units
+
+
+def _split_units(passage: Passage) -> list[Unit]:
     units: list[Unit] = []
     for block in re.split(r"\n\s*\n", passage.text):
         block = block.strip("\n")
@@ -157,17 +167,36 @@ def units_of(passage: Passage) -> list[Unit]:
 
 # ---------------------------------------------------------------- tool results
 
+PAGE_DECAY = 0.5  # the j-th passage of a page adds PAGE_DECAY**j of its rank to the page
+INDEX_WEIGHT = 1.0  # the index entries a search lists count like one more query's results
+
+
+def page_of(p: Passage) -> str:
+    return p.passage_id.rsplit("#", 1)[0] if p.passage_id else p.url or p.source_id
+
+
+def page_support(ev: "Evidence") -> dict[str, float]:
+    """Per page: its passages' fused search ranks, the best counting fully, each next one less —
+    a page several queries and several of its passages point to is about the question."""
+    return ev.pages
+
+
 @dataclass
 class Evidence:
     passages: dict[str, Passage] = field(default_factory=dict)  # by source id
     weights: Weights = field(default_factory=Weights)
     queries: list[str] = field(default_factory=list)
+    pages: dict[str, float] = field(default_factory=dict)  # page -> support (`page_support`)
 
     def all_forms(self) -> set[str]:
         out: set[str] = set()
         for p in self.passages.values():
             out |= text_forms(f"{p.context} {p.text}")
         return out
+
+    def alias_forms(self) -> set[str]:
+        """The forms of the index entries that led to the passages."""
+        return text_forms(" ".join(a for p in self.passages.values() for a in p.aliases))
 
     def all_text(self) -> str:
         return " ".join(f"{p.context} {p.text}" for p in self.passages.values())
@@ -178,45 +207,66 @@ def _add(ev: Evidence, p: Passage) -> None:
     if have is None or (p.full and not have.full):
         if have is not None:
             p.rank = max(p.rank, have.rank)
+            p.aliases = list(dict.fromkeys(have.aliases + p.aliases))
         ev.passages[p.source_id] = p
     else:
         have.rank = max(have.rank, p.rank)
+        have.aliases = list(dict.fromkeys(have.aliases + p.aliases))
+
+
+def _search(ev: Evidence, use: ToolUseBlock, data: dict[str, Any], fused: dict[str, float]) -> None:
+    """A search's results (and the index entries it listed: one more ranked list), with its term statistics."""
+    ev.queries.append(str(use.input.get("query", "")))
+    stats = data.get("corpus") or {}
+    if isinstance(stats, dict) and isinstance(stats.get("term_passages"), dict):
+        titled = stats.get("term_titles")
+        ev.weights.add(int(stats.get("passages") or 0), stats["term_passages"], titled if isinstance(titled, dict) else None)
+    for weight_, hits in ((1.0, data["results"]), (INDEX_WEIGHT, data.get("index") or [])):
+        for rank, r in enumerate(hits):
+            sid = r.get("source_id")
+            if not sid:
+                continue
+            fused[sid] = fused.get(sid, 0.0) + weight_ / (4 + rank)
+            _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""), r.get("snippet") or r.get("text", ""),
+                             False, 0.0, r.get("passage_id", ""), r.get("url", ""),
+                             aliases=[r["entry"]] if r.get("entry") else []))
+
+
+def _read(ev: Evidence, data: dict[str, Any]) -> None:
+    """A passage read in full, with its neighbours; or a fetched web page's passages."""
+    if data.get("source_id"):
+        _add(ev, Passage(data["source_id"], data.get("title", ""), data.get("heading", ""), data.get("text", ""),
+                         True, 0.0, data.get("passage_id", ""), data.get("url", "")))
+        for side in ("context_before", "context_after"):
+            nb = data.get(side)
+            if isinstance(nb, dict) and nb.get("source_id"):
+                _add(ev, Passage(nb["source_id"], data.get("title", ""), nb.get("heading", ""), nb.get("text", ""),
+                                 True, 0.0, nb.get("passage_id", ""), anchor=data["source_id"]))
+    elif "passages" in data:
+        for p in data["passages"]:
+            if p.get("source_id"):
+                _add(ev, Passage(p["source_id"], data.get("title", ""), p.get("heading", ""), p.get("text", ""),
+                                 True, 0.0, url=data.get("url", "")))
 
 
 def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evidence:
     """Every passage the agent's tools returned (search snippets, full reads and their
-    neighbours), with a fused rank, plus the corpus term statistics the searches reported."""
+    neighbours), with a fused rank per passage and per page, plus the corpus term statistics the
+    searches reported."""
     ev = Evidence()
     fused: dict[str, float] = {}
     for use, res in calls:
         data = material(res.content) if res is not None and not res.is_error else None
-        if not isinstance(data, dict):
-            continue
-        if "results" in data:
-            ev.queries.append(str(use.input.get("query", "")))
-            stats = data.get("corpus") or {}
-            if isinstance(stats, dict) and isinstance(stats.get("term_passages"), dict):
-                ev.weights.add(int(stats.get("passages") or 0), stats["term_passages"])
-            for rank, r in enumerate(data["results"]):
-                sid = r.get("source_id")
-                if not sid:
-                    continue
-                fused[sid] = fused.get(sid, 0.0) + 1.0 / (4 + rank)
-                _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""), r.get("snippet") or r.get("text", ""),
-                                 False, 0.0, r.get("passage_id", ""), r.get("url", "")))
-        elif data.get("source_id"):
-            _add(ev, Passage(data["source_id"], data.get("title", ""), data.get("heading", ""), data.get("text", ""),
-                             True, 0.0, data.get("passage_id", ""), data.get("url", "")))
-            for side in ("context_before", "context_after"):
-                nb = data.get(side)
-                if isinstance(nb, dict) and nb.get("source_id"):
-                    _add(ev, Passage(nb["source_id"], data.get("title", ""), nb.get("heading", ""), nb.get("text", ""),
-                                     True, 0.0, nb.get("passage_id", ""), anchor=data["source_id"]))
-        elif "passages" in data:  # a fetched web page
-            for p in data["passages"]:
-                if p.get("source_id"):
-                    _add(ev, Passage(p["source_id"], data.get("title", ""), p.get("heading", ""), p.get("text", ""),
-                                     True, 0.0, url=data.get("url", "")))
+        if isinstance(data, dict) and "results" in data:
+            _search(ev, use, data, fused)
+        elif isinstance(data, dict):
+            _read(ev, data)
+    by_page: dict[str, list[float]] = {}
+    for sid, r in fused.items():
+        if sid in ev.passages:
+            by_page.setdefault(page_of(ev.passages[sid]), []).append(r)
+    ev.pages = {page: sum(r * PAGE_DECAY ** j for j, r in enumerate(sorted(rs, reverse=True)))
+                for page, rs in by_page.items()}
     by_url: dict[str, float] = {}
     for sid, r in fused.items():
         if sid in ev.passages:

@@ -14,6 +14,7 @@ of the question no claim mentions — with queries not used before.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +23,8 @@ from ..delegation import QueryType
 from .analysis import AnswerType, Question, analyse, entity_terms
 from .terms import Term, TermKind, extract_terms, mentions, text_forms
 
-MAX_QUERIES = 3
-MAX_READS = 4
+MAX_QUERIES = 4
+MAX_READS = 6
 OUTPUT_FORMAT = "Up to 5 whole sentences quoted from the sources that answer the objective, each with its source id."
 
 
@@ -37,7 +38,7 @@ class Task:
     def delegation(self, tools: list[str]) -> dict[str, Any]:
         return {"objective": self.objective, "queries": self.queries[:MAX_QUERIES], "tools": list(tools),
                 "boundaries": {"out_of_scope": self.out_of_scope}, "output_format": OUTPUT_FORMAT,
-                "budget": {"max_tool_calls": 1 + MAX_QUERIES + MAX_READS, "max_seconds": 60}}
+                "budget": {"max_tool_calls": 2 + MAX_QUERIES + MAX_READS, "max_seconds": 60}}
 
 
 def words_of(terms: list[Term]) -> str:
@@ -50,20 +51,26 @@ def note(main: str, **fields: str) -> str:
 
 
 def _distinct_queries(*queries: str) -> list[str]:
+    """The queries with content words, each once: the same words in another order are the same
+    query to a bag-of-words search."""
     out: list[str] = []
+    seen: list[frozenset[str]] = []
     for q in queries:
         q = " ".join(q.split())
-        if q and extract_terms(q) and q.lower() not in (x.lower() for x in out):
+        words = frozenset(q.lower().split())
+        if q and extract_terms(q) and words not in seen:
             out.append(q)
+            seen.append(words)
     return out
 
 
 def single_queries(q: Question) -> list[str]:
-    """Distinct queries for one question: all its terms; its names and subject; its rarer half."""
+    """Distinct queries for one question: all its terms; the question as asked (the search engine
+    drops its stop words, keeping words the analysis set aside); its names and subject; its rarer half."""
     named = [t for t in q.terms if t.kind in (TermKind.IDENT, TermKind.NAME)]
     words = [t for t in q.terms if t.kind is TermKind.WORD]
     focus = list(dict.fromkeys(named + q.subject)) if named else []
-    return _distinct_queries(words_of(q.terms), words_of(focus),
+    return _distinct_queries(words_of(q.terms), q.text.rstrip("?"), words_of(focus),
                              words_of(words[len(words) // 2:] + named[:1]) if len(words) > 3 else "")
 
 
@@ -81,12 +88,22 @@ def comparison_tasks(question: str, q: Question) -> list[Task]:
     return tasks
 
 
+_VERSION = re.compile(r"\b[A-Z][\w+#-]*\s+v?\d+(?:\.\d+)+\b")
+
+
 def part_tasks(question: str, q: Question) -> list[Task]:
+    """One task per part; a later part carries the first part's subject, and every part the
+    product version the question names ("Python 3.13"), in its note and its first query."""
     tasks = []
     head = q.parts[0].subject
+    versions = _VERSION.findall(question)
     for i, part in enumerate(q.parts):
         about = words_of([t for t in head if t not in extract_terms(part.text)]) if i else ""
+        carried = [v for v in versions if v not in part.text]
+        about = " ".join([about, *carried]).strip()
         queries = single_queries(part)
+        if carried and queries:
+            queries[0] = f"{queries[0]} {' '.join(carried)}"
         others = [p.text for p in q.parts if p is not part]
         tasks.append(Task(note(part.text, about=about, part_of=question), queries,
                           [f"{o} (another subagent covers it)" for o in others], part.text))

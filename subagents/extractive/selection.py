@@ -15,13 +15,16 @@ import re
 from dataclasses import dataclass, field
 
 from .analysis import AnswerType, Question, analyse, entity_terms
-from .evidence import Evidence, Passage, Unit, UnitKind, units_of
-from .terms import Term, TermKind, Weights, extract_terms, mentions, text_forms, weight
+from .evidence import Evidence, Passage, Unit, UnitKind, page_of, page_support, units_of
+from .terms import Term, TermKind, Weights, extract_terms, make_term, mentions, text_forms, weight
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
 MAX_CLAIMS = 5
 CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
+RANK_WEIGHT = 0.4  # the passage's fused search rank
+RELEASE_NOTES_WEIGHT = 0.7  # a sentence of release notes, for a question that names no version
+PAGE_WEIGHT = 0.4  # its page's support over the searches (`evidence.page_support`)
 
 _NOTE = re.compile(r"\s*\((?P<body>(?:about|compared with|part of):[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
 _SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Raises an auditing event|Source code:|"
@@ -59,10 +62,26 @@ class Focus:
     about: list[Term] = field(default_factory=list)
     context: list[Term] = field(default_factory=list)
     siblings: list[Term] = field(default_factory=list)
+    whole: str = ""  # the whole question this objective is part of ("" when it is the question)
 
     @property
     def terms(self) -> list[Term]:
         return list(dict.fromkeys(self.question.terms + self.about))
+
+    def subject(self, weights: Weights) -> list[Term]:
+        """What the objective is about, less the corpus's own name ("a descriptor in Python": the
+        descriptor); the question's other content words when nothing else is left."""
+        subject = [t for t in (self.question.subject or self.about) if t.kind is not TermKind.SYMBOL] \
+            or self.question.subject
+        kept = [t for t in subject if not weights.domain(t)]
+        if kept or not subject:
+            return kept
+        rest = [t for t in self.terms if t.kind is not TermKind.SYMBOL and not weights.domain(t)]
+        return rest[:2]
+
+    def key_names(self, weights: Weights) -> list[Term]:
+        """The names and identifiers the objective is about (the corpus's own name aside)."""
+        return [t for t in self.terms if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)]
 
 
 def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
@@ -89,7 +108,7 @@ def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
         if whole.answer_type is AnswerType.COMPARISON and not q.entities:
             q.answer_type = AnswerType.COMPARISON
     siblings = [t for t in dict.fromkeys(siblings) if t not in set(q.terms) | set(about)]
-    return Focus(q, about, context, siblings)
+    return Focus(q, about, context, siblings, notes.get("part of", ""))
 
 
 # ---------------------------------------------------------------- scoring
@@ -102,10 +121,8 @@ class Scored:
     hits: int = 0  # terms the sentence or its headings mention
 
 
-def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
+def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -> float:
     s = u.text
-    q = focus.question
-    subject = [t for t in (q.subject or focus.about) if t.kind is not TermKind.SYMBOL] or q.subject
     head = text_forms(" ".join(s.split()[:3]))
     starts_with_subject = any(mentions(t, head, " ".join(s.split()[:3])) for t in subject)
     if atype is AnswerType.WHAT_IS:
@@ -118,6 +135,8 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
             b += 0.8
         elif _DEF_ANY.search(s):
             b += 0.3
+        if _documents(u, subject):
+            b += 0.8  # the first sentence of the API entry the question names: what it does
         last = u.passage.heading.rsplit(" > ", 1)[-1]
         extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
         if subject and not extra and all(mentions(t, text_forms(last), last) for t in subject) \
@@ -154,6 +173,25 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType) -> float:
     return 0.2 if re.search(r"\b(?:is|are|will|default)\b", s) else 0.0
 
 
+def _documents(u: Unit, subject: list[Term]) -> bool:
+    """The sentence right below an API signature that names the subject (`lru_cache(...)`)."""
+    if not u.api or not subject or u.position == 0:
+        return False
+    prev = units_of(u.passage)[u.position - 1]
+    return prev.kind is UnitKind.SIGNATURE and prev.text == u.api and any(
+        mentions(t, text_forms(u.api), u.api) for t in subject if t.kind is TermKind.IDENT or t.named)
+
+
+_NUMBERING = re.compile(r"^(?:[\dA-Z]{1,3}\.)+\s*")
+_VERSION = re.compile(r"\b\d+\.\d+\b")
+
+
+def release_notes(title: str) -> bool:
+    """A page titled by a version ("What's New In Python 3.9", "E.1. Release 15.18"; a section
+    number in front is not a version): release notes, where features are mentioned as changes."""
+    return bool(_VERSION.search(_NUMBERING.sub("", title)))
+
+
 def _quality(u: Unit) -> float:
     words = len(u.text.split())
     q = 1.0
@@ -170,11 +208,14 @@ def _quality(u: Unit) -> float:
     return q
 
 
-def _coverage(terms: list[tuple[Term, float]], u: Unit, ctx_forms: set[str], pass_forms: set[str]) -> float:
+def _coverage(terms: list[tuple[Term, float]], u: Unit, ctx_forms: set[str], pass_forms: set[str],
+              alias_forms: set[str] | frozenset[str] = frozenset()) -> float:
+    """Weighted share of the terms the unit covers: in the sentence (or an index entry naming the
+    passage it opens) fully, in its title and headings in part, elsewhere in its passage a little."""
     total = sum(w for _, w in terms) or 1.0
     got = 0.0
     for t, w in terms:
-        if mentions(t, u.forms, u.text):
+        if mentions(t, u.forms, u.text) or alias_forms and mentions(t, alias_forms, ""):
             got += w
         elif mentions(t, ctx_forms, ""):
             got += 0.45 * w
@@ -183,12 +224,14 @@ def _coverage(terms: list[tuple[Term, float]], u: Unit, ctx_forms: set[str], pas
     return got / total
 
 
-def weighted_terms(focus: Focus, weights: Weights, seen: set[str], raw: str) -> list[tuple[Term, float]]:
+def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) -> list[tuple[Term, float]]:
     """The focus's terms with their weights; terms no passage of the corpus contains are dropped
-    (nothing could match them), context terms count for less."""
+    (nothing could match them) unless an index entry names them (`indexed`: the forms of the
+    entries that led to passages), context terms count for less."""
     out = []
     for t in focus.terms:
-        if weights.absent(t) and not t.named or t.kind is TermKind.NUMBER and "." not in t.text:
+        if weights.absent(t) and not t.named and not mentions(t, indexed, "") \
+                or t.kind is TermKind.NUMBER and "." not in t.text:
             continue
         if t.kind is TermKind.SYMBOL and t.text not in raw:
             continue
@@ -198,23 +241,54 @@ def weighted_terms(focus: Focus, weights: Weights, seen: set[str], raw: str) -> 
 
 
 def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
-    """Names, identifiers and versions the objective names that no retrieved text mentions."""
+    """Names, identifiers and versions the objective names that no retrieved text mentions; a
+    dotted identifier whose package no passage of the corpus holds (`torch.nn.Linear`) is missing
+    even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if t.named and not (t.kind is TermKind.NUMBER
                                                                                and "." not in t.text)]
-    return [t for t in names if not mentions(t, forms, raw)]
+    return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
+
+
+_NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")
+
+
+def undocumented_versions(focus: Focus, weights: Weights) -> list[Term]:
+    """A version of the corpus's own product ("Python 3.13", "PostgreSQL 17.2") that no title or
+    heading names: release notes title the versions a documentation set covers, so this one it does
+    not (a number after any other name, "0.1 + 0.2", is left alone)."""
+    out = []
+    for m in _NAMED_VERSION.finditer(f"{focus.question.text} {focus.whole}"):
+        name, number = make_term(m.group(1), TermKind.NAME), make_term(m.group(2), TermKind.NUMBER)
+        if weights.domain(name) and weights.titled.get(number.key) == 0:
+            out.append(make_term(f"{m.group(1)} {m.group(2)}", TermKind.NAME))
+    return list({t.text: t for t in out}.values())
+
+
+def _foreign_package(term: Term, weights: Weights) -> bool:
+    if term.kind is not TermKind.IDENT or "." not in term.text.strip(".") or term.text[0].isdigit():
+        return False
+    root = term.text.strip(".@").split(".", 1)[0].lower()
+    return weights.df.get(root) == 0
 
 
 def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     raw = ev.all_text()
-    terms = weighted_terms(focus, ev.weights, ev.all_forms(), raw)
+    terms = weighted_terms(focus, ev.weights, ev.alias_forms(), raw)
     if not terms:
         return []
     top_rank = max((p.rank for p in ev.passages.values()), default=1.0) or 1.0
+    support = page_support(ev)
+    top_page = max(support.values(), default=1.0) or 1.0
+    subject = focus.subject(ev.weights)
     atype = focus.question.answer_type
     out: list[Scored] = []
+    versioned = any(t.kind is TermKind.NUMBER and "." in t.text for t in focus.terms)
     for p in ev.passages.values():
+        notes = RELEASE_NOTES_WEIGHT if not versioned and release_notes(p.title) else 1.0
         base_ctx = text_forms(p.context)
+        alias_forms = text_forms(" ".join(p.aliases))
+        aliased = any(mentions(t, alias_forms, "") for t, _ in terms)
         pass_forms = text_forms(p.text)
         for u in units_of(p):
             ctx_forms = base_ctx | text_forms(f"{u.api} {u.term_line}") if u.api or u.term_line else base_ctx
@@ -223,10 +297,12 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
             if not p.full and _CODE.search(u.text):
                 continue  # a snippet with its code run together into one line
             if not any(mentions(t, u.forms, u.text) for t, _ in terms) and not (
-                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)):
-                continue
-            cov = _coverage(terms, u, ctx_forms, pass_forms)
-            score = cov * (1 + _type_bonus(u, focus, atype)) * _quality(u) * (1 + 0.4 * p.rank / top_rank)
+                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)) \
+                    and not (u.position <= 1 and aliased):
+                continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
+            cov = _coverage(terms, u, ctx_forms, pass_forms, alias_forms if u.position <= 1 else frozenset())
+            score = cov * (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (1 + RANK_WEIGHT * p.rank / top_rank
+                                                                           + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
                 score *= 0.3  # about what a sibling covers
@@ -244,6 +320,7 @@ class Selection:
     related: list[Unit]
     missing: list[Term]  # named terms no retrieved text mentions
     coverage: float  # best unit's coverage
+    passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
 
     @property
@@ -285,11 +362,14 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
             break
         if all(r.source_id != s.unit.source_id for r in related):
             related.append(s.unit)
-    terms = weighted_terms(focus, ev.weights, set(), ev.all_text())
+    terms = weighted_terms(focus, ev.weights, ev.alias_forms(), ev.all_text())
     need = 2 if len(terms) >= 3 else 1
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
-    if best is None or missing or not enough:
-        return Selection([], related, missing, coverage)
+    names = focus.key_names(ev.weights)
+    passing = names if names and all(ev.weights.incidental(t) for t in names) else []
+    passing += undocumented_versions(focus, ev.weights)
+    if best is None or missing or passing or not enough:
+        return Selection([], related, missing, coverage, passing=passing)
     chosen: list[Unit] = []
     for s in scored:
         if len(chosen) >= limit or s.score < FLOOR * best.score:

@@ -99,7 +99,12 @@ _PAIR = re.compile(r"\b([A-Za-z]{3,})\s+(?=([A-Za-z]{3,})\b)")
 def text_forms(text: str) -> set[str]:
     """Every normal form a text offers for matching: stems of words, identifiers whole and by
     their last dotted part, operators as written, and two adjacent words joined ("class method"
-    offers "classmethod")."""
+    offers "classmethod"). Memoised: a run looks at the same passages many times."""
+    return set(_text_forms(text))
+
+
+@lru_cache(maxsize=8192)
+def _text_forms(text: str) -> frozenset[str]:
     pairs = {a.lower() + b.lower() for a, b in _PAIR.findall(text)}
     out: set[str] = pairs | {stem(p) for p in pairs}
     for m in TOKEN.finditer(text):
@@ -119,7 +124,7 @@ def text_forms(text: str) -> set[str]:
                 out.add(stem(part.lower()))
         else:
             out |= _word_forms(tok)
-    return out
+    return frozenset(out)
 
 
 def _hyphen_forms(tok: str) -> set[str]:
@@ -195,6 +200,11 @@ def extract_terms(text: str) -> list[Term]:
     return list(out.values())
 
 
+DOMAIN_SHARE = 0.1  # a name in at least this share of the passages (and DOMAIN_MIN) is the corpus's own subject
+DOMAIN_MIN = 5
+RARE_SHARE = 0.003  # a term in at most this share of the passages, and in no title, is mentioned in passing
+
+
 @dataclass
 class Weights:
     """Term weights from document frequencies (corpus statistics when the search tool gives them,
@@ -202,11 +212,28 @@ class Weights:
 
     passages: int = 0
     df: dict[str, int] = field(default_factory=dict)
+    titled: dict[str, int] = field(default_factory=dict)  # passages naming the term in a title or heading
 
-    def add(self, passages: int, term_passages: Mapping[str, int]) -> None:
+    def add(self, passages: int, term_passages: Mapping[str, int], term_titles: Mapping[str, int] | None = None) -> None:
         self.passages = max(self.passages, passages)
         for k, v in term_passages.items():
             self.df[k] = v
+        for k, v in (term_titles or {}).items():
+            self.titled[k] = v
+
+    def domain(self, term: Term) -> bool:
+        """A proper name in a large share of the corpus ("Python" in Python's documentation): the
+        corpus's own subject, never what one question is about."""
+        df = self.df.get(term.key)
+        return term.kind is TermKind.NAME and df is not None and df >= max(DOMAIN_MIN, DOMAIN_SHARE * self.passages)
+
+    def incidental(self, term: Term) -> bool:
+        """Mentioned only in passing: in a few passages, and no title or heading names it."""
+        df, titled = self.df.get(term.key), self.titled.get(term.key)
+        # a name in no passage as written ("TaskGroup" where the text says "task groups") is not
+        # one mentioned in passing: whether it is there at all is for the text to show
+        return (df is not None and df >= 1 and titled == 0
+                and df <= max(1.0, RARE_SHARE * self.passages))
 
     def known(self, term: Term) -> bool:
         return term.key in self.df

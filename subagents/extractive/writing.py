@@ -18,7 +18,7 @@ from ..context import RoundReport
 from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms
 from .evidence import SIGNATURE, Evidence, Passage, is_code_block
-from .selection import _NOTE, focus_of, score_all
+from .selection import _CONTRAST, _NOTE, focus_of, score_all
 from .terms import mentions, text_forms
 
 
@@ -90,31 +90,70 @@ def with_code(f: Found, found: list[Found]) -> list[Found]:
     return [f] + nxt[:1]
 
 
+ANSWER_SENTENCES = 3  # the Answer: the best claim and the next best from other passages
+PART_SENTENCES = 2  # per part of a question in parts
+
+
+def _page(f: Found, titles: dict[str, str]) -> str:
+    """The passage a claim was quoted from (a passage is a section of a page)."""
+    return f.claim.source_ids[0] if f.claim.source_ids else ""
+
+
+def introduces(f: Found) -> bool:
+    """A sentence ending in ":" that introduces the code after it."""
+    return f.claim.text.rstrip().endswith(":")
+
+
+def leading(candidates: list[Found], found: list[Found], titles: dict[str, str], most: int,
+            used: set[int]) -> list[Found]:
+    """The first claim, then the next ones from passages not yet quoted (a second view, not a repeat);
+    a sentence introducing code only with its code."""
+    picks: list[Found] = []
+    pages: set[str] = set()
+    for f in candidates:
+        if len(picks) >= most:
+            break
+        if f.code or id(f) in used or (picks and _page(f, titles) in pages):
+            continue
+        if introduces(f) and len(with_code(f, found)) < 2:
+            continue
+        if any(f.claim.text == p.claim.text for p in picks):
+            continue
+        picks.append(f)
+        pages.add(_page(f, titles))
+    return picks
+
+
+def _code_too(i: int, f: Found, found: list[Found], atype: AnswerType) -> bool:
+    """The first sentence of a how-to answer keeps its code, the others the API line they document;
+    a sentence introducing code always keeps it."""
+    if introduces(f):
+        return True
+    if atype is not AnswerType.HOW_TO:
+        return False
+    return i == 0 or any(bool(SIGNATURE.match(x.claim.text.strip())) for x in with_code(f, found)[1:])
+
+
 def _answer(question: str, found: list[Found], titles: dict[str, str]) -> tuple[list[str], set[int]]:
     q = analyse(question)
-    order = ranked(question, found, titles)
     used: set[int] = set()
     lines: list[str] = []
     if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
-        return _comparison(q.entities, order, found)
+        return _comparison(q.entities, ranked(question, found, titles), found)
+    # each subagent ranked its claims with their headings and neighbours in view: its first is its answer
+    by_rank = sorted(found, key=lambda f: (f.group, f.order))
     if q.multi:
-        groups = sorted({f.group for f in found})
         labels = {f.group: f.label for f in found}
-        for g in groups:
-            best = next((f for f in order if f.group == g), None)
-            if best is None or id(best) in used:
-                continue
-            for x in with_code(best, found):
-                used.add(id(x))
-                lines += line(x) if x.code else [f"**{labels[g]}** {line(x)[0]}"]
+        for g in sorted({f.group for f in found}):
+            picks = leading([f for f in by_rank if f.group == g], found, titles, PART_SENTENCES, used)
+            for i, p in enumerate(picks):
+                for x in with_code(p, found) if _code_too(i, p, found, q.answer_type) else [p]:
+                    used.add(id(x))
+                    lines += line(x) if x.code else [f"**{labels[g]}** {line(x)[0]}" if x is picks[0] else line(x)[0]]
         return lines, used
-    if not order:
-        return lines, used
-    # the subagent ranked its claims with their headings and neighbours in view: its first is the answer
-    first = min((f for f in found if not f.code), key=lambda f: (f.group, f.order), default=order[0])
-    picks = [first]
-    for p in picks:
-        for x in with_code(p, found) if q.answer_type is AnswerType.HOW_TO else [p]:
+    picks = leading(by_rank, found, titles, ANSWER_SENTENCES, used)
+    for i, p in enumerate(picks):
+        for x in with_code(p, found) if _code_too(i, p, found, q.answer_type) else [p]:
             used.add(id(x))
             lines += line(x)
     return lines, used
@@ -129,7 +168,8 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found]) -> 
         forms = text_forms(f.claim.text)
         return [e for e, ts in ent_terms.items() if any(mentions(t, forms, f.claim.text) for t in ts)]
 
-    both = next((f for f in order if len(names(f)) >= 2), None)
+    # the sentence that contrasts them: both named, with a word of contrast
+    both = next((f for f in order if len(names(f)) >= 2 and _CONTRAST.search(f.claim.text)), None)
     if both is not None:
         used.add(id(both))
         lines += line(both) + [""]

@@ -22,10 +22,10 @@ from typing import Any
 
 from ..context import AgentRole, LeadLimits, RequestContext
 from ..delegation import QueryType
-from ..extractive.evidence import Evidence, gather
+from ..extractive.evidence import Evidence, UnitKind, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, focus_of, select
-from ..extractive.terms import mentions, text_forms
+from ..extractive.reading import feedback_query, pick_reads
 from ..model import (Message, ModelRequest, ModelResponse, StopReason, TextBlock, ToolResultBlock, ToolUseBlock,
                      Usage)
 from ..tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_TOOLS, SUBMIT_FINDINGS
@@ -99,11 +99,18 @@ class ExtractiveModel:
         search_tools = [t for t in SEARCH_TOOLS if t in allowed]  # corpus and web both, when given both
         searches = [(u, r) for u, r in calls if u.name in SEARCH_TOOLS]
         reads = [(u, r) for u, r in calls if u.name in READ_TOOLS]
+        queries = [q for q in dict.fromkeys(d.queries) if q.strip()] or single_queries(focus.question) or [d.objective]
+        queries = queries[:MAX_QUERIES]
         if not ctx.wrap_up and search_tools and not searches and used < budget:
-            queries = [q for q in dict.fromkeys(d.queries) if q.strip()] or single_queries(focus.question) or [d.objective]
-            pairs = [(t, q) for q in queries[:MAX_QUERIES] for t in search_tools][: max(1, budget - 1)]
+            pairs = [(t, q) for q in queries for t in search_tools][: max(1, budget - 1)]
             k = SEARCH_K + (5 if len(pairs) == 1 else 0)  # one query: look further down its list
             return _calls(n, [(t, {"query": q, "k": k}) for t, q in pairs])
+        fed = any(u.input.get("query") not in queries for u, _ in searches)
+        alone = not focus.siblings and not focus.whole  # the whole question: siblings split it already
+        if not ctx.wrap_up and alone and searches and not reads and not fed and used + len(search_tools) < budget:
+            extra = feedback_query(focus, gather(searches))
+            if extra and extra not in queries:
+                return _calls(n, [(t, {"query": extra, "k": SEARCH_K}) for t in search_tools])
         if not ctx.wrap_up and searches and not reads and used < budget:
             picks = self._pick_reads(focus, gather(searches), allowed, min(MAX_READS, budget - used))
             if picks:
@@ -112,24 +119,9 @@ class ExtractiveModel:
 
     @staticmethod
     def _pick_reads(focus: Focus, ev: Evidence, allowed: list[str], n: int) -> list[tuple[str, str, str]]:
-        """The passages worth reading in full: search rank, boosted by how much of the objective
-        their title, headings and snippet cover."""
-        terms = focus.terms or focus.context
-        scored = []
-        for p in ev.passages.values():
-            forms = text_forms(f"{p.context} {p.text}")
-            raw = f"{p.context} {p.text}"
-            cover = sum(1 for t in terms if mentions(t, forms, raw)) / max(1, len(terms))
-            heading = text_forms(p.context)
-            head_hit = sum(1 for t in terms if mentions(t, heading, p.context)) / max(1, len(terms))
-            scored.append((p.rank * (0.5 + cover + 0.5 * head_hit), p))
+        """The passages worth reading in full (`reading.pick_reads`), as tool calls."""
         picks: list[tuple[str, str, str]] = []
-        pages: set[str] = set()  # one read per page: a read brings its neighbours along
-        for _, p in sorted(scored, key=lambda x: -x[0]):
-            page = p.passage_id.rsplit("#", 1)[0] or p.url
-            if page in pages:
-                continue
-            pages.add(page)
+        for p in pick_reads(focus, ev, len(ev.passages)):
             if p.passage_id and READ_PASSAGE in allowed:
                 pick = (READ_PASSAGE, "passage_id", p.passage_id)
             elif p.url and FETCH_PAGE in allowed:
@@ -147,14 +139,18 @@ class ExtractiveModel:
         atype = focus.question.answer_type
         for u in sel.claims:
             claims.append({"text": u.text, "source_ids": [u.source_id]})
-            extra = attachment(u, atype) if len(claims) <= 2 or u.intro else None
+            extra = attachment(u, atype)
+            if extra is not None and not (len(claims) <= 2 or u.intro or extra.kind is UnitKind.SIGNATURE):
+                extra = None  # past the first claims, only the short API line a how-to sentence documents
             if extra is not None and all(c["text"] != extra.text for c in claims):
                 claims.append({"text": extra.text, "source_ids": [extra.source_id]})
         open_questions = [f"No retrieved passage mentions {t.text}." for t in sel.missing]
+        open_questions += [f"The documents mention {t.text} only in passing: no title or heading names it."
+                           for t in sel.passing]
         open_questions += [f"No claim mentions {t.text}." for t in sel.uncovered if t not in sel.missing]
         if not sel.found:
             status = "failed"
-            if not sel.missing:
+            if not sel.missing and not sel.passing:
                 open_questions.append("No retrieved passage answers this closely enough to quote.")
         else:
             status = "ok" if not sel.uncovered else "partial"

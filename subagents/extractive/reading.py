@@ -1,0 +1,102 @@
+"""What to read in full after the searches: breadth first, then precision.
+
+The searches' results are fused twice by reciprocal rank: per passage (how high each passage came
+over all queries) and per page (how many of a page's passages came, and how high — a page that
+several queries and several of its passages point to is about the question, not a page that
+mentions a word once). Candidates are then reranked by how much of the objective their title,
+headings and snippet cover (weighted by the corpus's term statistics), with a bonus when the title
+or headings name the subject, and the best are read, a page's further passages counting less than its first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .evidence import Evidence, Passage, page_of, page_support
+from .selection import Focus
+from .terms import STOP, Term, mentions, stem, text_forms, weight
+
+SECOND_READ = 0.5  # a page already read: its next passage's score is weighed by this, per read
+
+
+@dataclass
+class Candidate:
+    passage: Passage
+    score: float
+
+
+def _share(terms: list[tuple[Term, float]], forms: set[str], raw: str) -> float:
+    total = sum(w for _, w in terms) or 1.0
+    return sum(w for t, w in terms if mentions(t, forms, raw)) / total
+
+
+def rank_candidates(focus: Focus, ev: Evidence) -> list[Candidate]:
+    """Every retrieved passage, best first, for reading."""
+    terms = [(t, weight(t, ev.weights)) for t in (focus.terms or focus.context)]
+    subject = [(t, weight(t, ev.weights)) for t in focus.subject(ev.weights)]
+    support = page_support(ev)
+    top_rank = max((p.rank for p in ev.passages.values()), default=0.0) or 1.0
+    top_page = max(support.values(), default=0.0) or 1.0
+    out = []
+    for p in ev.passages.values():
+        if p.full or p.rank <= 0:
+            continue
+        raw = f"{p.context} {p.text}"
+        cover = _share(terms, text_forms(raw), raw)
+        named = _share(subject, text_forms(p.context), p.context) if subject else 0.0
+        prior = 0.5 * p.rank / top_rank + 0.5 * support.get(page_of(p), 0.0) / top_page
+        out.append(Candidate(p, prior * (0.4 + cover) * (1 + 0.6 * named)))
+    out.sort(key=lambda c: -c.score)
+    return out
+
+
+def _chunk(p: Passage) -> int:
+    tail = p.passage_id.rsplit("#", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
+
+
+def pick_reads(focus: Focus, ev: Evidence, n: int) -> list[Passage]:
+    """Up to `n` passages to read, best first; a page's second passage counts half as much as its
+    first (its third a quarter), and a passage next to one already read is skipped (a read brings
+    its neighbours along)."""
+    cands = rank_candidates(focus, ev)
+    picks: list[Passage] = []
+    chunks: dict[str, list[int]] = {}
+    while cands and len(picks) < n:
+        best = max(cands, key=lambda c: c.score * SECOND_READ ** len(chunks.get(page_of(c.passage), [])))
+        cands.remove(best)
+        page, no = page_of(best.passage), _chunk(best.passage)
+        if any(abs(no - x) <= 1 for x in chunks.get(page, [])):
+            continue
+        chunks.setdefault(page, []).append(no)
+        picks.append(best.passage)
+    return picks
+
+
+# ---------------------------------------------------------------- pseudo-relevance feedback
+
+FEEDBACK_DOCS = 5  # the best candidates whose words suggest another query
+FEEDBACK_TERMS = 3
+_FEEDBACK_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}")
+
+
+def feedback_query(focus: Focus, ev: Evidence) -> str:
+    """A further query (RM3-like): the subject, plus the words the best candidates share that the
+    objective does not have, weighted by the candidates' scores; "" when they share none."""
+    top = rank_candidates(focus, ev)[:FEEDBACK_DOCS]
+    own = set().union(*(t.forms for t in focus.terms)) if focus.terms else set()
+    score: dict[str, float] = {}
+    docs: dict[str, int] = {}
+    for c in top:
+        words = {w.lower() for w in _FEEDBACK_WORD.findall(f"{c.passage.context} {c.passage.text}")}
+        for w in words:
+            if w in STOP or stem(w) in own or w in own:
+                continue
+            score[w] = score.get(w, 0.0) + c.score
+            docs[w] = docs.get(w, 0) + 1
+    shared = sorted((w for w in score if docs[w] >= 2), key=lambda w: (-score[w], w))[:FEEDBACK_TERMS]
+    if not shared:
+        return ""
+    subject = " ".join(t.text for t in focus.subject(ev.weights)) or " ".join(t.text for t in focus.terms[:2])
+    return f"{subject} {' '.join(shared)}".strip()
