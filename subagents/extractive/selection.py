@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from .analysis import AnswerType, Question, analyse, entity_terms
-from .evidence import Evidence, Passage, Unit, UnitKind, page_of, page_support, units_of
+from .evidence import Evidence, Unit, UnitKind, page_of, page_support, units_of
 from .terms import Term, TermKind, Weights, extract_terms, make_term, mentions, text_forms, weight
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
