@@ -21,12 +21,11 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
-import snowballstemmer
 from lxml import etree
 
+from ..stemming import stem_word
 from .query import STOPWORDS
 
 MIN_ENTRIES = 30  # fewer linked entries than this: not an index
@@ -39,7 +38,6 @@ _NESTED = frozenset(("ul", "ol", "dl", "dd"))
 _SEE = re.compile(r"\s*\((?:see|see also)\b[^)]*\)\s*$", re.I)
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+(?:\.\w+)*")  # identifiers whole: copy_file is not "copy file"
-_ENGLISH = snowballstemmer.stemmer("english")
 
 
 @dataclass(frozen=True)
@@ -219,9 +217,8 @@ def stems(text: str) -> list[str]:
     return list(words_of(text))
 
 
-@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _ENGLISH.stemWord(word)
+    return stem_word(word)
 
 
 def entry_score(term: str, idf: dict[str, float], common: set[str]) -> float:

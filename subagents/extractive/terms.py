@@ -17,17 +17,14 @@ from typing import Iterable, Mapping
 
 from functools import lru_cache
 
-import snowballstemmer
-
+from ..stemming import stem_word
 from ..text import STOPWORDS
-
-_ENGLISH = snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The Snowball (Porter 2) English stem: "raised", "raises", "raise" all give "rais"."""
-    return _ENGLISH.stemWord(word.lower())
+    return stem_word(word.lower())
 
 # A question's tokens: quoted code, identifiers (dotted, dunder, with a call), numbers, operators.
 TOKEN = re.compile(r"`[^`]+`|[^\W\d_]+(?:-[^\W_]+)+|\.?@?_*[^\W\d_][\w]*(?:\.[^\W\d]\w*)*(?:\([^()\s]{0,12}(?: [^()\s]{1,12})?\)|\[[^\]\s]{0,20}\])?\*?"
