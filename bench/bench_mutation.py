@@ -326,7 +326,7 @@ def mutmut_config(module: str, tests: list[str]) -> str:
         'also_copy = ["runs", "prompts", "README.md"]',
         f"only_mutate = {json.dumps([module])}",
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]',
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-n", "0"]',  # mutmut maps tests in one process
         "use_git_change_detection = false",
         "",
     ])
@@ -441,7 +441,7 @@ def coverage(tests: list[str]) -> dict[str, tuple[float, int, int]]:
         env = clean_env()
         env["COVERAGE_PROCESS_START"] = str(rc)  # every Python process the tests start measures itself
         this = f"tests/test_benches.py::test_bench_runs_as_the_readme_shows[bench/{Path(__file__).name}]"
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests,
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *tests,
                                "--deselect", this], cwd=ROOT, env=env, capture_output=True, text=True)
         print((proc.stdout.strip().splitlines() or ["(no pytest output)"])[-1])
         if proc.returncode not in (0, 1):
