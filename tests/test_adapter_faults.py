@@ -43,19 +43,18 @@ async def test_streamed_tool_input_that_is_not_json_is_a_model_error(raw: str) -
             await model.complete(request(stream=True))
 
 
-@pytest.mark.xfail(strict=True, reason="library bug (claude.py): a streamed tool input that is a JSON array escapes "
-                                       "the adapter as a bare ValueError from response_from_api, not a ModelError")
-async def test_streamed_tool_input_that_is_not_an_object_is_a_model_error() -> None:
+@pytest.mark.parametrize("stream", [True, False])
+async def test_tool_input_that_is_not_an_object_is_a_model_error(stream: bool) -> None:
+    raw = '["not", "an", "object"]'
     with FakeAnthropicServer() as srv:
-        srv.push(*[streamed_tool_input('["not", "an", "object"]') for _ in range(3)])
+        srv.push(*[streamed_tool_input(raw) if stream else
+                   Reply(content=[{"type": "tool_use", "id": "toolu_1", "name": "search", "input": ["not", "an"]}],
+                         stop_reason="tool_use") for _ in range(3)])
         model = AnthropicModel("claude-test", api_key="k", base_url=srv.base_url, max_retries=2, backoff_base=0.01)
-        with pytest.raises(ModelError):
-            await model.complete(request(stream=True))
+        with pytest.raises(ModelError, match="not a JSON object"):
+            await model.complete(request(stream=stream))
 
 
-@pytest.mark.xfail(strict=True, reason="library bug (claude.py): the SDK parses streamed tool input leniently, so "
-                                       "input cut off mid-string ('{\"q\": \"tri') becomes {} and is run as a "
-                                       "tool call with made-up input")
 async def test_streamed_tool_input_cut_off_is_not_run_as_an_empty_call() -> None:
     with FakeAnthropicServer() as srv:
         srv.push(*[streamed_tool_input('{"q": "tri') for _ in range(3)])

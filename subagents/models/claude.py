@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import json
 from typing import Any
 
 import anthropic
@@ -165,7 +166,10 @@ def response_from_api(message: Any, fallback_model: str) -> ModelResponse:
         if kind == "text":
             blocks.append(TextBlock(text=b.text))
         elif kind == "tool_use":
-            blocks.append(ToolUseBlock(id=b.id, name=b.name, input=dict(b.input or {})))
+            if not isinstance(b.input, dict):
+                raise ModelError(f"{fallback_model}: unusable response: the input of tool call {b.name!r} "
+                                 f"is not a JSON object ({type(b.input).__name__})")
+            blocks.append(ToolUseBlock(id=b.id, name=b.name, input=dict(b.input)))
         # thinking / redacted_thinking / server tool blocks are not part of our seam: skipped
     u = message.usage
     usage = Usage(
@@ -180,6 +184,17 @@ def response_from_api(message: Any, fallback_model: str) -> ModelResponse:
         usage=usage,
         model=getattr(message, "model", None) or fallback_model,
     )
+
+
+def _strict_tool_input(raw: str) -> Any:
+    """A streamed tool input exactly as sent: `{"q": "tri` (cut off) is an error, not `{}` or
+    `{"q": "tri"}` as the SDK's lenient parser makes of it. No fragments at all is an empty input."""
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"a streamed tool input is not valid JSON ({err.msg} at {err.pos}): {raw[:80]!r}") from None
 
 
 # ---------------------------------------------------------------- the model
@@ -260,11 +275,19 @@ class AnthropicModel(PooledAdapter):
         The SDK's timeout is per read here: a long synthesis may stream for minutes."""
         async with client.messages.stream(**params) as s:
             ended = False
+            tool_inputs: dict[int, list[str]] = {}  # block index -> the raw input JSON as streamed
             async for event in s:
                 ended = ended or event.type == "message_stop"
+                if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                    tool_inputs[event.index] = []
+                elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+                    tool_inputs.setdefault(event.index, []).append(event.delta.partial_json)
             if not ended:
                 raise TransientError(INCOMPLETE, "the stream ended before message_stop")
-            return await s.get_final_message()
+            message = await s.get_final_message()
+        for index, parts in tool_inputs.items():  # the SDK parses partial JSON leniently: check it strictly
+            message.content[index].input = _strict_tool_input("".join(parts))
+        return message
 
     def _classify(self, err: anthropic.APIStatusError) -> Exception:
         status = err.status_code
