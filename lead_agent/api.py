@@ -23,7 +23,7 @@ from subagents.ledger import BudgetKind, BudgetLine, Ledger, RunBudget
 from subagents.model import Model
 from subagents.models.pricing import price_for
 from subagents.models.resolve import ModelConfigError, ModelFactory
-from subagents.prompting import PromptError, PromptSet
+from subagents.prompting import DEFAULT_VARIANT, PromptError, PromptSet, variant_problems
 from subagents.sources import Source, SourceRegistry
 from subagents.storage import StorageError
 from subagents.tokens import condense_messages, estimate_tokens
@@ -127,11 +127,22 @@ async def run_research(settings: Settings, *, observers: Sequence[Observer] = ()
 # ---------------------------------------------------------------- preparing
 
 
-def prepare(settings: Settings, bus: EventBus) -> Prepared:
+def _prompt_set(variant: str) -> PromptSet:
+    """The run's prompts; a folder holding a file that is no known prompt, or a placeholder the code never
+    fills, is a usage error before anything is written (the same check `research compare` makes)."""
     try:
-        prompts = PromptSet(settings.prompts)
+        prompts = PromptSet(variant)
     except PromptError as e:
         raise UsageError(str(e)) from None
+    problems = [] if prompts.variant == DEFAULT_VARIANT else variant_problems(prompts.folder)
+    if problems:
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        raise UsageError(f"prompt folder {prompts.folder}: {problems[0]}{more}")
+    return prompts
+
+
+def prepare(settings: Settings, bus: EventBus) -> Prepared:
+    prompts = _prompt_set(settings.prompts)
     lead_model, sub_model = _models(settings)
     _check_prices(settings, lead_model, sub_model)
     web_tools = _web_tools(settings)

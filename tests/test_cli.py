@@ -98,6 +98,8 @@ def test_comparison_question_splits_by_entity(tmp_path: Path, corpus: Path, cach
     (["run", "q?", "--corpus", "{corpus}", "--max-subagents", "many"], "invalid int"),
     (["run", "q?", "--corpus", "{corpus}", "--prompts", "nope"], "unknown prompt variant"),
     (["run", "q?", "--corpus", "{corpus}", "--prompts", "../prompts/default"], "unknown prompt variant"),
+    (["run", "q?", "--corpus", "{corpus}", "--prompts", "{bogus}"], "bogus.txt is not a known prompt"),
+    (["run", "q?", "--corpus", "{corpus}", "--prompts", "{unfilled}"], "placeholder(s) the code never fills: ${nosuch}"),
     (["run", "q?", "--corpus", "{corpus}", "--runs-dir", ""], "--runs-dir is empty"),
     (["run", "q?"], "no sources"),
     (["run", "q?", "--corpus", ""], "corpus path is empty"),
@@ -106,7 +108,11 @@ def test_comparison_question_splits_by_entity(tmp_path: Path, corpus: Path, cach
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, corpus: Path, cache_env: Path,
                                                       args: list[str], message: str) -> None:
     (tmp_path / "empty").mkdir()
-    args = [a.format(corpus=corpus, empty=tmp_path / "empty") for a in args]
+    for folder, name, text in (("bogus", "bogus.txt", "hello"), ("unfilled", "lead_system.txt", "Plan ${nosuch}.")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text(text)
+    args = [a.format(corpus=corpus, empty=tmp_path / "empty", bogus=tmp_path / "bogus", unfilled=tmp_path / "unfilled")
+            for a in args]
     runs = tmp_path / "runs"
     extra = [] if "--runs-dir" in args else ["--runs-dir", str(runs)]
     proc = run_cli(*args, *extra, cwd=tmp_path)
