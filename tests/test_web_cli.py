@@ -72,9 +72,10 @@ def test_search_replays_a_recorded_result(tmp_path: Path, capsys: pytest.Capture
     assert "replay miss" in err and "never recorded" in err and err.count("\n") == 1
 
 
-def test_search_argument_errors_are_tool_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["tool", "search", "x", "-k", "50", "--cache", "replay", "--cache-dir", str(tmp_path)]) == 1
-    assert "Invalid input for web_search: k:" in capsys.readouterr().err
+def test_search_argument_errors_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["tool", "search", "x", "-k", "50", "--cache", "replay", "--cache-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("research: error: Invalid input for web_search: k:") and err.count("\n") == 1
 
 
 def test_corpus_search(tmp_path: Path, cache_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,13 +87,17 @@ def test_corpus_search(tmp_path: Path, cache_root: Path, capsys: pytest.CaptureF
     assert run(["tool", "corpus", "nitrogen atmosphere", "--corpus", str(docs), "-k", "3"]) == 0
     res = body(capsys.readouterr().out)
     assert res["results"] and "nitrogen" in json.dumps(res["results"][0])
-    assert run(["tool", "corpus", "x", "--corpus", str(tmp_path / "missing")]) == 1
+    assert run(["tool", "corpus", "x", "--corpus", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "does not exist" in err
+    assert err.count("\n") == 1 and "does not exist" in err and err.startswith("research: error:")
+    for bad in (["", "--corpus", str(docs)], ["x", "--corpus", str(docs), "-k", "0"]):
+        assert run(["tool", "corpus", *bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("research: error: Invalid input for search_corpus") and err.count("\n") == 1
 
 
 def test_no_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["tool"]) == 1
+    assert run(["tool"]) == 2
     assert "choose a tool" in capsys.readouterr().err
 
 

@@ -6,8 +6,9 @@
     … search and fetch with --web-cache {read-through,record,replay,off}; each with --cache-dir DIR
 
 The tool runs through `Toolbox.call` with a fresh SourceRegistry, so refusals, validation
-errors and the untrusted-material wrapper are the agent's. Exit status 0 on success; 1 when the
-tool refused or failed, with a one-line message on stderr (no traceback).
+errors and the untrusted-material wrapper are the agent's. Exit status 0 on success; 2 for a usage
+mistake (input the tool's schema refuses, a missing corpus root); 1 when the tool refused or failed;
+each with one line `research: error: …` on stderr (no traceback).
 """
 
 from __future__ import annotations
@@ -92,27 +93,31 @@ def _one_line(text: str, limit: int = 500) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _fail(msg: str) -> int:
-    from ..terminal import neutralise
+def _fail(msg: str, code: int = 1) -> int:
+    from .common import err
 
-    print(neutralise(f"research tool: error: {_one_line(msg)}"), file=sys.stderr)
-    return 1
+    err(_one_line(msg))
+    return code
 
 
-async def _call(tools: list[Any], name: str, tool_input: dict[str, Any]) -> tuple[str, bool]:
+async def _call(tools: list[Any], name: str, tool_input: dict[str, Any]) -> tuple[str, bool, bool]:
+    """(content, is_error, ran): `ran` is false when the input was refused before the tool ran."""
     from subagents.model import ToolUseBlock
     from subagents.sources import SourceRegistry
     from subagents.tools import ToolContext, Toolbox
 
     toolbox = Toolbox(tools)
     ctx = ToolContext(agent_id="cli", sources=SourceRegistry())
-    result = await toolbox.call(ToolUseBlock("cli-1", name, tool_input), [name], ctx)
-    return result.content, result.is_error
+    outcome = await toolbox.run(ToolUseBlock("cli-1", name, tool_input), [name], ctx)
+    return outcome.result.content, outcome.result.is_error, outcome.ran
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run the parsed `tool` command; print the tool output; 0 on success, 1 on refusal/error."""
+    """Run the parsed `tool` command; print the tool output; 0 on success, 2 on a usage mistake, 1 on
+    refusal/error."""
     from subagents.tool_names import FETCH_PAGE, SEARCH_CORPUS, WEB_SEARCH
+
+    from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 
     command = getattr(args, "tool_command", None)
     corpus_obj = None
@@ -136,21 +141,23 @@ def main(args: argparse.Namespace) -> int:
             tools = make_corpus_tools(corpus_obj)
             name, tool_input = SEARCH_CORPUS, {"query": args.query, "k": args.k}
         else:
-            return _fail("choose a tool: search, fetch or corpus (see `research tool --help`)")
+            return _fail("choose a tool: search, fetch or corpus (see `research tool --help`)", EXIT_USAGE)
         import trio
 
-        content, is_error = trio.run(_call, tools, name, tool_input)
+        content, is_error, ran = trio.run(_call, tools, name, tool_input)
     except KeyboardInterrupt:
-        return _fail("interrupted")
-    except Exception as e:  # setup failures (a missing corpus root, a bad cache dir): one line, no traceback
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    except ValueError as e:  # the user's mistake (a missing corpus root, a bad setting): one line, exit 2
+        return _fail(str(e) or type(e).__name__, EXIT_USAGE)
+    except Exception as e:  # other setup failures (an unwritable cache dir): one line, no traceback
         return _fail(f"{type(e).__name__}: {e}" if not str(e) else str(e))
     finally:
         if corpus_obj is not None:
             close = getattr(corpus_obj, "close", None)
             if close is not None:
                 close()
-    if is_error:
-        return _fail(content)
+    if is_error:  # input refused before the tool ran (an empty query, k < 1) is a usage error
+        return _fail(content, EXIT_FAILED if ran else EXIT_USAGE)
     from .common import out
 
     out(content)
