@@ -11,13 +11,14 @@ happen.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import trio
 
-from subagents.events import (RUN_AGENT, CitationChecked, CorpusIndexed, EstimateMade, EventBus, Observer,
+from subagents.events import (RUN_AGENT, CitationChecked, CorpusIndexed, CorpusIndexing, EstimateMade, EventBus, Observer,
                               ReportWritten, RunBudgetReached, RunEnded, RunStarted, RunStatus, SourceRegistered)
 from subagents.ledger import BudgetKind, BudgetLine, Ledger, RunBudget
 from subagents.model import Model
@@ -181,13 +182,33 @@ def _open_corpus(settings: Settings, bus: EventBus) -> tuple[Any, list[Tool]]:
     from subagents.corpus import Corpus, CorpusError, make_corpus_tools
 
     try:
-        corpus = Corpus.open(list(settings.corpus), cache_dir=settings.cache_dir)
+        corpus = Corpus.open(list(settings.corpus), cache_dir=settings.cache_dir, progress=_indexing_progress(bus))
     except CorpusError as e:
         raise UsageError(str(e)) from None
     for root, st in corpus.stats.items():
         bus.run().emit(CorpusIndexed(str(root), st.passages, st.indexed, st.unchanged, st.seconds, {
             "binary": st.skipped_binary, "undecodable": st.skipped_undecodable, "outside": st.skipped_outside}))
     return corpus, make_corpus_tools(corpus)
+
+
+INDEXING_FIRST, INDEXING_EVERY = 1.0, 2.0  # seconds: a warm index says nothing, a first indexing shows it works
+
+
+def _indexing_progress(bus: EventBus, clock: Callable[[], float] = time.monotonic) -> Callable[[str, int, int], None]:
+    """A corpus progress callback that sends `CorpusIndexing` once indexing has taken a second, then every
+    two seconds and at the end."""
+    start: dict[str, float] = {}
+    last: dict[str, float] = {}
+
+    def progress(root: str, done: int, total: int) -> None:
+        now = clock()
+        t0 = start.setdefault(root, now)
+        due = last.get(root, t0 + INDEXING_FIRST - INDEXING_EVERY) + INDEXING_EVERY
+        if now - t0 >= INDEXING_FIRST and (now >= due or (done == total and root in last)):
+            last[root] = now
+            bus.run().emit(CorpusIndexing(root, done, total, round(now - t0, 1)))
+
+    return progress
 
 
 def _web_tools(settings: Settings) -> list[Tool]:

@@ -176,10 +176,14 @@ class LiveProgress:
             return Group(*[Text(x, style="dim") for x in self._corpus], body) if self._corpus else body
 
     def on_event(self, record: EventRecord) -> None:
-        from subagents.events import CorpusIndexed, RunEnded
+        from subagents.events import CorpusIndexed, CorpusIndexing, RunEnded
 
         e = record.event
         with self._lock:
+            if isinstance(e, CorpusIndexing):  # before the tree starts: a plain line now and then
+                self.console.print(f"indexing corpus {e.root}: {e.done} of {e.total} file(s) examined "
+                                   f"({e.seconds:.0f}s)", style="dim", markup=False, highlight=False)
+                return
             if isinstance(e, CorpusIndexed):
                 self._corpus.append(f"corpus {e.root}: {e.passages} passages, {e.indexed} (re)indexed, "
                                     f"{e.unchanged} unchanged ({e.seconds:.1f}s)")

@@ -17,7 +17,7 @@ from typing import Callable
 
 from subagents.context import AgentRole
 from subagents.events import (AgentEnded, AgentFailed, AgentStarted, BudgetExhausted, CitationChecked,
-                              ContextCondensed, CorpusIndexed, EventRecord, FindingsSubmitted, ModelRequested,
+                              ContextCondensed, CorpusIndexed, CorpusIndexing, EventRecord, FindingsSubmitted, ModelRequested,
                               ModelResponded, ModelRetried, PlanAccepted, PlanRejected, PlanReviewed, ReplanDecided,
                               ReportWritten, RoundEnded, RunBudgetReached, RunEnded, RunResumed, RunStarted, ToolCalled,
                               ToolReturned)
@@ -43,13 +43,15 @@ class PlainProgress:
 
     def on_event(self, record: EventRecord) -> None:
         line = self.line(record)
-        if not isinstance(record.event, CorpusIndexed):
+        if not isinstance(record.event, (CorpusIndexed, CorpusIndexing)):
             self.tree.apply(record)
         if line is not None:
             self.write(f"{_clock(record.ts)} {line}" if self.timestamps else line)
 
     def line(self, record: EventRecord) -> str | None:
         e, who = record.event, record.agent_id
+        if isinstance(e, CorpusIndexing):
+            return f"indexing corpus {e.root}: {e.done} of {e.total} file(s) examined ({e.seconds:.0f}s)"
         if isinstance(e, CorpusIndexed):
             skipped = ", ".join(f"{n} {k}" for k, n in e.skipped.items() if n)
             return (f"corpus {e.root}: {e.passages} passages, {e.indexed} file(s) (re)indexed, {e.unchanged} "

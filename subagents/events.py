@@ -87,6 +87,18 @@ class CorpusIndexed(Event):
 
 
 @dataclass(frozen=True)
+class CorpusIndexing(Event):
+    """A corpus root is being indexed: files examined of those to examine (progress only; sent when
+    indexing takes more than a second, then every couple of seconds, so a warm index says nothing)."""
+
+    kind: ClassVar[str] = "corpus_indexing"
+    root: str
+    done: int
+    total: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class CitationChecked(Event):
     """The report's citations were checked against the retrieved text."""
 
@@ -376,7 +388,7 @@ class UnknownEvent(Event):
 
 
 EVENT_TYPES: tuple[type[Event], ...] = (
-    RunStarted, CorpusIndexed, PlanAccepted, PlanRejected, RoundStarted, RoundEnded, AgentStarted, MessageAdded,
+    RunStarted, CorpusIndexing, CorpusIndexed, PlanAccepted, PlanRejected, RoundStarted, RoundEnded, AgentStarted, MessageAdded,
     ModelRequested, ModelResponded, ModelRetried, ToolCalled, ToolReturned, ContextCondensed, BudgetExhausted,
     FindingsSubmitted, AgentFailed, AgentEnded, CitationChecked, ReportWritten, EstimateMade, RunEnded,
     PlanReviewed, ReplanDecided, RunBudgetReached, RunResumed, AttemptStarted, SourceRegistered,

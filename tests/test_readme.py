@@ -71,3 +71,4 @@ def test_the_quick_start_research_runs_as_written(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "No language model was used" in proc.stdout and "## References" in proc.stdout
     assert "Run saved to" in proc.stdout and (tmp_path / "runs").is_dir()
+    assert "indexing corpus " in proc.stderr  # a first indexing takes seconds: it is shown, not silent

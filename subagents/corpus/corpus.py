@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Sequence
 
-from .index import CorpusIndex, Progress, resolve_root
+from .index import CorpusIndex, RootProgress, resolve_root
 from .query import to_fts_query
 from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import KINDS, ScanOptions
@@ -28,7 +29,7 @@ class Corpus:
         cls,
         roots: Sequence[Path | str],
         cache_dir: Path | None = None,
-        progress: Progress | None = None,
+        progress: RootProgress | None = None,
         *,
         options: ScanOptions | None = None,
     ) -> Corpus:
@@ -46,7 +47,7 @@ class Corpus:
             for root in real:
                 ix = CorpusIndex.open(root, cache_dir, options=options)
                 corpus._add(ix)
-                stats = ix.update(progress)
+                stats = ix.update(None if progress is None else functools.partial(progress, str(root)))
                 corpus.stats[ix.root_tag] = stats
                 if stats.passages == 0:
                     exts = " ".join(sorted(KINDS))

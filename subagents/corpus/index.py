@@ -48,6 +48,7 @@ SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
 LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python
 Progress = Callable[[int, int], None]  # (files examined, files to examine)
+RootProgress = Callable[[str, int, int], None]  # (corpus root, files examined, files to examine)
 FileRow = tuple[int, str, int, int, str, str]  # id, relpath, mtime_ns, size, sha1, status
 
 _DDL = """
