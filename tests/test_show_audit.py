@@ -1,0 +1,109 @@
+"""Defects an audit of `research show` / `runs` / `resume` found: damaged run files, a closed pipe,
+--html targets, --status values, messages (each test fails without its fix)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from subagents.events import RunStatus
+from subagents.runs import read_run
+
+from .conftest import run_cli
+from .test_approval import cli, docs, plan_only  # noqa: F401  (docs: fixture)
+from .test_show import finished  # noqa: F401  (fixture)
+
+
+def one_error_line(proc: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == code and len(lines) == 1 and lines[0].startswith("research: error: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def damage(path: Path, how: str) -> None:
+    text = path.read_text()
+    path.write_text(text[:len(text) // 3] if how == "truncated" else "")
+
+
+# ---------------------------------------------------------------- 2: a truncated or empty manifest.json
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty"])
+def test_a_damaged_manifest_is_read_from_the_transcripts(finished: Path, tmp_path: Path, how: str) -> None:
+    whole = read_run(finished)
+    damage(finished / "manifest.json", how)
+    damage(finished / "sources.json", how)
+    run = read_run(finished)
+    assert run.status == whole.status == "completed" and run.trace.question == whole.trace.question
+    assert [s.id for s in run.sources] == [s.id for s in whole.sources]
+    assert run.manifest["models"] == whole.manifest["models"]
+    assert {d.split(" ")[0] for d in run.damaged} == {"manifest.json", "sources.json"}
+    proc = run_cli("show", str(finished), cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout.startswith(f"Run {finished.name}  [completed]")
+    assert "Damaged: manifest.json is unreadable" in proc.stdout and "Models: lead=extractive" in proc.stdout
+    data = json.loads(run_cli("show", str(finished), "--json", cwd=tmp_path).stdout)
+    assert data["status"] == "completed" and data["models"]["lead"] == "extractive" and len(data["damaged"]) == 2
+    assert run_cli("show", str(finished), "--html", cwd=tmp_path).returncode == 0
+    # a finished run is not resumable: one line, not a traceback
+    assert "has already ended (completed)" in one_error_line(run_cli("resume", str(finished), cwd=tmp_path))
+
+
+def test_a_run_without_a_manifest_is_still_found(finished: Path, tmp_path: Path) -> None:
+    (finished / "manifest.json").unlink()
+    proc = run_cli("show", str(finished), cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith(f"Run {finished.name}  [completed]"), proc.stderr
+
+
+@pytest.mark.parametrize("command", ["approve", "reject"])
+def test_approve_and_reject_work_with_a_damaged_manifest(tmp_path: Path, docs: Path, command: str) -> None:  # noqa: F811
+    d = plan_only(tmp_path, docs)
+    damage(d / "manifest.json", "truncated")
+    proc = cli(tmp_path, command, str(d), "-q") if command == "approve" else cli(tmp_path, command, str(d))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    m = json.loads((d / "manifest.json").read_text())  # rewritten whole from the events
+    assert m["status"] == ("rejected" if command == "reject" else "completed")
+    assert m["question"] == "Compare lists and tuples"
+
+
+# ---------------------------------------------------------------- 3: show into a closed pipe
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--agent", "r1-sub1"]])
+# ---------------------------------------------------------------- 4: --html targets
+
+
+# ---------------------------------------------------------------- 11 and 16: arguments and messages
+
+
+def test_show_of_an_absolute_non_run_names_the_path_once(tmp_path: Path) -> None:
+    line = one_error_line(run_cli("show", str(tmp_path), cwd=tmp_path))
+    assert line.count(str(tmp_path)) == 2, line  # once quoted as given, once as the manifest looked for
+    assert line.endswith(f"(looked for {tmp_path}/manifest.json)")
+
+
+# ---------------------------------------------------------------- 15: one tool-call count per agent
+
+
+# ---------------------------------------------------------------- 9: a comparison directory among the runs
+
+
+def fake_comparison(root: Path) -> Path:
+    from .test_runs_index import fake_run
+
+    d = root / "compare-20260102-100000-ab12"
+    fake_run(d / "runs", "20260102-100001", "Compare lists and tuples", cost=0.01)
+    fake_run(d / "runs", "20260102-100005", "What is a trio nursery", cost=0.02)
+    (d / "experiment.json").write_text(json.dumps({"id": d.name, "variants": [{"name": "default"}, {"name": "single"}],
+                                                   "questions": [{"id": "q1"}]}))
+    (d / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in (
+        {"cell": "a", "event": "end", "cost_usd": 0.01}, {"cell": "b", "event": "end", "cost_usd": 0.02})))
+    return d
+
+
