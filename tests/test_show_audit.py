@@ -76,7 +76,38 @@ def test_approve_and_reject_work_with_a_damaged_manifest(tmp_path: Path, docs: P
 
 
 @pytest.mark.parametrize("extra", [[], ["--json"], ["--agent", "r1-sub1"]])
+def test_show_into_a_closed_pipe_ends_quietly(finished: Path, tmp_path: Path, extra: list[str]) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "lead_agent.cli", "show", str(finished), *extra], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before anything is written (what `| head -1` ends up as)
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == "", err
+
+
 # ---------------------------------------------------------------- 4: --html targets
+
+
+def test_show_html_refuses_a_folder_or_a_missing_folder(finished: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    assert "is a folder" in one_error_line(run_cli("show", str(finished), "--html", str(out), cwd=tmp_path))
+    assert list(tmp_path.glob("*.tmp")) == [] and list(out.iterdir()) == []
+    missing = tmp_path / "nonexist" / "dir" / "x.html"
+    line = one_error_line(run_cli("show", str(finished), "--html", str(missing), cwd=tmp_path))
+    assert "does not exist" in line and not (tmp_path / "nonexist").exists()
+    proc = run_cli("show", str(finished), "--html", str(out / "x.html"), cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == str(out / "x.html")
+    assert [p.name for p in out.iterdir()] == ["x.html"]
+
+
+def test_show_html_write_failure_is_one_line_and_leaves_nothing(finished: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / ("x" * 250 + ".html")  # a valid name, but its temporary file's name is too long
+    line = one_error_line(run_cli("show", str(finished), "--html", str(target), cwd=tmp_path))
+    assert str(target) in line and "too long" in line and "Error" not in line
+    assert list(out.iterdir()) == []
 
 
 # ---------------------------------------------------------------- 11 and 16: arguments and messages
