@@ -113,6 +113,16 @@ def test_show_html_write_failure_is_one_line_and_leaves_nothing(finished: Path, 
 # ---------------------------------------------------------------- 11 and 16: arguments and messages
 
 
+def test_runs_status_must_be_a_known_status(finished: Path, tmp_path: Path) -> None:
+    line = one_error_line(run_cli("runs", "--runs-dir", str(finished.parent), "--status", "bogus", cwd=tmp_path))
+    assert "bogus" in line and "completed_empty" in line and "awaiting_approval" in line
+    from lead_agent.commands.runs import STATUSES
+
+    assert {s.value for s in RunStatus} <= set(STATUSES)  # every status a run can have is accepted
+    for status in ("rejected", "completed"):
+        assert run_cli("runs", "--runs-dir", str(finished.parent), "--status", status, cwd=tmp_path).returncode == 0
+
+
 def test_show_of_an_absolute_non_run_names_the_path_once(tmp_path: Path) -> None:
     line = one_error_line(run_cli("show", str(tmp_path), cwd=tmp_path))
     assert line.count(str(tmp_path)) == 2, line  # once quoted as given, once as the manifest looked for
@@ -136,5 +146,27 @@ def fake_comparison(root: Path) -> Path:
     (d / "cells.jsonl").write_text("".join(json.dumps(c) + "\n" for c in (
         {"cell": "a", "event": "end", "cost_usd": 0.01}, {"cell": "b", "event": "end", "cost_usd": 0.02})))
     return d
+
+
+def test_runs_lists_a_comparison_as_one_row_pointing_at_its_runs(tmp_path: Path) -> None:
+    from .test_runs_index import fake_run
+
+    root = tmp_path / "runs"
+    fake_run(root, "20260101-080000", "How do asyncio task groups work")
+    comp = fake_comparison(root)
+    data = json.loads(run_cli("runs", "--runs-dir", str(root), "--json", cwd=tmp_path).stdout)
+    row = next(r for r in data if r["run_id"] == comp.name)
+    assert row["status"] == "comparison" and row["cost_usd"] == pytest.approx(0.03)
+    assert f"research runs --runs-dir {comp / 'runs'}" in row["question"] and "2 run(s)" in row["question"]
+    assert [r["run_id"] for r in data].index(comp.name) == 0  # newest first, by the time in its name
+    assert "unreadable" not in run_cli("runs", "--runs-dir", str(root), cwd=tmp_path).stdout
+    only = json.loads(run_cli("runs", "--runs-dir", str(root), "--status", "comparison", "--json", cwd=tmp_path).stdout)
+    assert [r["run_id"] for r in only] == [comp.name]
+    # the comparison directory itself (or its runs/ folder) as --runs-dir: the runs it made
+    for where in (comp, comp / "runs"):
+        inner = json.loads(run_cli("runs", "--runs-dir", str(where), "--json", cwd=tmp_path).stdout)
+        assert sorted(r["question"] for r in inner) == ["Compare lists and tuples", "What is a trio nursery"]
+    line = one_error_line(run_cli("show", comp.name, "--runs-dir", str(root), cwd=tmp_path))
+    assert "is a comparison, not a run" in line and f"research runs --runs-dir {comp}" in line
 
 
