@@ -132,6 +132,19 @@ def test_show_of_an_absolute_non_run_names_the_path_once(tmp_path: Path) -> None
 # ---------------------------------------------------------------- 15: one tool-call count per agent
 
 
+def test_timeline_agents_and_manifest_agree_on_tool_calls(finished: Path, tmp_path: Path) -> None:
+    import re
+
+    proc = run_cli("show", str(finished), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    timeline = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+) +\|.*?(\d+) tool call\(s\)", proc.stdout, re.M)}
+    agents = {m.group(1): int(m.group(2)) for m in re.finditer(r"^  (\S+) .*? tool calls (\d+),", proc.stdout, re.M)}
+    manifest = {a["agent_id"]: a["tool_calls"] for a in json.loads((finished / "manifest.json").read_text())["agents"]}
+    assert timeline == agents == manifest and len(manifest) >= 3
+    assert any(r.event.name == "submit_findings" for a in read_run(finished).trace.agents.values()
+               for r in a.records if r.kind == "tool_call")  # the case the counts disagreed on
+
+
 # ---------------------------------------------------------------- 9: a comparison directory among the runs
 
 
