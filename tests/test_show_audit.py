@@ -183,3 +183,10 @@ def test_runs_lists_a_comparison_as_one_row_pointing_at_its_runs(tmp_path: Path)
     assert "is a comparison, not a run" in line and f"research runs --runs-dir {comp}" in line
 
 
+def test_a_runs_dir_that_is_a_file_is_the_first_and_only_thing_said(tmp_path: Path, docs: Path) -> None:  # noqa: F811
+    afile = tmp_path / "hostname"
+    afile.write_text("not a folder")
+    for runs_dir in (afile, afile / "sub"):
+        proc = cli(tmp_path, "run", "Compare lists and tuples", "--corpus", str(docs), "--runs-dir", str(runs_dir))
+        assert f"{afile} is not a folder" in one_error_line(proc) and proc.stdout == ""
+    assert not (tmp_path / "cache").exists()  # the corpus was not even indexed
