@@ -190,3 +190,15 @@ def test_a_runs_dir_that_is_a_file_is_the_first_and_only_thing_said(tmp_path: Pa
         proc = cli(tmp_path, "run", "Compare lists and tuples", "--corpus", str(docs), "--runs-dir", str(runs_dir))
         assert f"{afile} is not a folder" in one_error_line(proc) and proc.stdout == ""
     assert not (tmp_path / "cache").exists()  # the corpus was not even indexed
+
+
+def test_resume_of_a_killed_run_with_a_cut_manifest_finishes_it(finished: Path, tmp_path: Path) -> None:
+    from .test_show import crash
+
+    crash(finished)
+    damage(finished / "manifest.json", "truncated")
+    proc = run_cli("resume", str(finished), "-q", cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    m = json.loads((finished / "manifest.json").read_text())
+    assert m["status"] == "completed" and (finished / "report.md").is_file()
+    assert read_run(finished).damaged == []
