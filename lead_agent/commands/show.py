@@ -113,12 +113,14 @@ def _show(args: argparse.Namespace, path: Path) -> int:
             return EXIT_USAGE if args.html else EXIT_FAILED
         print(target)
     elif args.otel:
+        import os
+
         from subagents.runs import iter_records
 
         from ..otel import OtelExporter, otlp_exporter
 
         try:
-            exporter = otlp_exporter()
+            exporter = otlp_exporter(os.environ)
         except ImportError as e:
             err(f"--otel needs the OpenTelemetry packages: pip install 'research-agents[otel]' ({e.name} is missing)")
             return EXIT_USAGE
