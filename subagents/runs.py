@@ -365,7 +365,7 @@ def _read_manifest(reader: _Reader, trace: RunTrace, damaged: list[str]) -> dict
         return manifest
     except (OSError, ValueError) as e:
         damaged.append(_damage(MANIFEST, e))
-        return manifest_from_trace(trace)
+        return manifest_from_trace(trace) if trace.started is not None else {}
 
 
 def manifest_from_trace(trace: RunTrace) -> dict[str, Any]:

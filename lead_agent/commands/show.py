@@ -89,7 +89,8 @@ def _show(args: argparse.Namespace, path: Path) -> int:
 
     run = read_run(path)
     if not run.manifest and run.trace.started is None and not run.trace.agents:
-        raise ValueError("an empty manifest and no events: not a run (or nothing of it was written)")
+        manifest = run.damaged[0].split("; ")[0] if run.damaged else "an empty manifest"
+        raise ValueError(f"{manifest} and no events: not a run (or nothing of it was written)")
     if args.agent:
         out(render_agent(run, args.agent))
     elif args.json:
