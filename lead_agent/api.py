@@ -146,6 +146,7 @@ def prepare(settings: Settings, bus: EventBus) -> Prepared:
     prompts = _prompt_set(settings.prompts)
     lead_model, sub_model = _models(settings)
     _check_prices(settings, lead_model, sub_model)
+    _check_runs_dir(settings.runs_dir)  # before the corpus is indexed: a mistake is the first thing said
     web_tools = _web_tools(settings)
     corpus, corpus_tools = _open_corpus(settings, bus)
     tools = corpus_tools + web_tools + list(settings.extra_tools)
@@ -155,6 +156,15 @@ def prepare(settings: Settings, bus: EventBus) -> Prepared:
     closing = [m for m in {id(lead_model): lead_model, id(sub_model): sub_model}.values()
                if callable(getattr(m, "aclose", None)) and not any(m is g for g in given)]
     return Prepared(settings, prompts, lead_model, sub_model, Toolbox(tools), corpus, closing)
+
+
+def _check_runs_dir(runs_dir: Path) -> None:
+    """The runs directory, or the nearest part of it that exists, must be a folder."""
+    for p in (Path(runs_dir), *Path(runs_dir).absolute().parents):
+        if p.exists():
+            if not p.is_dir():
+                raise UsageError(f"--runs-dir {runs_dir}: {p} is not a folder")
+            return
 
 
 def _check_prices(settings: Settings, *models: Model) -> None:

@@ -27,7 +27,7 @@ from subagents.delegation import Findings, FindingsStatus, Plan
 from subagents.events import (AgentEnded, Clock, EventBus, MessageAdded, Observer, PlanAccepted,
                               PlanReviewed, ReviewDecision, RunEnded, RunResumed, RunStatus, ToolCalled, ToolReturned)
 from subagents.model import Message, ToolResultBlock, ToolUseBlock
-from subagents.runs import AgentTrace, RunTrace, SOURCES, plan_file, read_run
+from subagents.runs import AgentTrace, RunTrace, plan_file, read_run
 from subagents.sources import SourceRegistry
 from subagents.tool_names import DELEGATE
 from subagents.transcript import AGENTS_DIR, RUN_LOG, TranscriptWriter
@@ -248,13 +248,14 @@ def open_checkpoint(path: Path, *, verdict: Verdict | None = None, allow_awaitin
         raise UsageError(f"{e}: wait for it, or stop it, before resuming") from None
     try:
         repaired = repair_transcripts(path)
-        trace = read_run(path).trace
+        run = read_run(path)  # a truncated manifest.json or sources.json is read from the events
+        trace = run.trace
         _check_status(trace, allow_awaiting)
         rewrite_plan_files(path, trace)
         sources = trace.source_registry()
-        if not trace.sources and (path / SOURCES).is_file():  # a run from before sources were events
+        if not trace.sources and run.sources:  # a run from before sources were events (sources.json readable)
             sources = SourceRegistry()
-            for s in SourceRegistry.read(path / SOURCES):
+            for s in run.sources:
                 sources.restore(source_id=s.id, key=s.key, kind=s.kind, title=s.title, locator=s.locator,
                                 text=s.text, meta=s.meta)
         return Checkpoint(run_dir, trace, sources, repaired, verdict)

@@ -18,8 +18,10 @@ are not exported; tool-call arguments are (shortened), since they are what a tra
 from __future__ import annotations
 
 import json
+import logging
+import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Mapping
 
 from subagents.context import AgentRole, AgentStatus
 from subagents.events import (RUN_AGENT, AgentEnded, AgentFailed, AgentStarted, CitationChecked, EventRecord,
@@ -30,12 +32,43 @@ from subagents.tool_names import DELEGATE
 ARGS_LIMIT = 1000
 
 
-def otlp_exporter() -> Any:
-    """The standard OTLP/HTTP span exporter (configured by OTEL_EXPORTER_OTLP_* variables).
-    ImportError when the [otel] extra is not installed."""
+EXPORT_TIMEOUT = 3.0  # seconds an export (retries included) may take unless OTEL_EXPORTER_OTLP_*TIMEOUT says
+_TIMEOUT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+
+
+def otlp_exporter(environ: Mapping[str, str] | None = None) -> Any:
+    """The standard OTLP/HTTP span exporter (configured by OTEL_EXPORTER_OTLP_* variables; `environ`, read
+    at the entry point, only says whether a timeout was set: if not, an export gives up after
+    EXPORT_TIMEOUT s instead of the SDK's 10). ImportError when the [otel] extra is not installed."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    return OTLPSpanExporter()
+    timed = environ is not None and any(environ.get(v) for v in _TIMEOUT_VARS)
+    return OTLPSpanExporter(timeout=None if timed or environ is None else EXPORT_TIMEOUT)
+
+
+class _Captured(logging.Handler):
+    """Holds what the OpenTelemetry SDK logs (it reports export failures only as log lines) so that
+    they reach the user as one line of ours, not as raw logger output."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.lines) < 20:
+            self.lines.append(" ".join(record.getMessage().split()))
+
+    @property
+    def reason(self) -> str | None:
+        """The OS's word for the failure (`Connection refused`), the collector's HTTP answer, or that
+        it did not answer in time (the SDK logs no cause then); else the first line logged."""
+        for pattern, fmt in ((r"\[Errno -?\d+\] ([^'\")]+)", "{0}"), (r"code: (\d+), reason: (.+)", "HTTP {0} {1}"),
+                             (r"due to timeout", "no answer before the export timeout")):
+            for line in self.lines:
+                m = re.search(pattern, line)
+                if m:
+                    return fmt.format(*(g.strip() for g in m.groups()))
+        return self.lines[0][:160] if self.lines else None
 
 
 def provider_of(model: str) -> str:
@@ -58,6 +91,9 @@ class Tally:
     def export(self, spans: Any) -> Any:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
+        if self.failed and not self.sent:  # the collector never answered: later batches would only wait too
+            self.failed += len(spans)
+            return SpanExportResult.FAILURE
         result = self.inner.export(spans)
         if result is SpanExportResult.SUCCESS:
             self.sent += len(spans)
@@ -86,6 +122,12 @@ class OtelExporter:
             if exporter is not None:
                 self.tally = Tally(exporter)
                 tracer_provider.add_span_processor(BatchSpanProcessor(self.tally))
+        self._log = _Captured()
+        self._sdk_logger = logging.getLogger("opentelemetry")
+        self._propagate = self._sdk_logger.propagate
+        if self.tally is not None:  # its failures are said once, in export_summary()
+            self._sdk_logger.addHandler(self._log)
+            self._sdk_logger.propagate = False
         self.provider = tracer_provider
         self.tracer = tracer_provider.get_tracer("research-agents")
         self._t0: float | None = None  # epoch seconds of the run's t = 0
@@ -244,15 +286,23 @@ class OtelExporter:
             if self.root is not None:
                 self.root.end(end_time=end)
                 self.root = None
-        self.provider.force_flush()
-        self.provider.shutdown()
+        try:
+            self.provider.force_flush()
+            self.provider.shutdown()
+        finally:
+            self._sdk_logger.removeHandler(self._log)
+            self._sdk_logger.propagate = self._propagate
 
     def export_summary(self) -> str:
         """What reached the exporter: `sent N span(s)` (and how many could not be sent)."""
         if self.tally is None:
             return f"{self.exported} span(s) recorded"
-        return f"sent {self.tally.sent} span(s)" + (f"; {self.tally.failed} could not be sent" if self.tally.failed
-                                                    else "")
+        if not self.tally.failed:
+            return f"sent {self.tally.sent} span(s)"
+        where = getattr(self.tally.inner, "_endpoint", None)
+        why = f" ({self._log.reason})" if self._log.reason else ""
+        return (f"sent {self.tally.sent} span(s); {self.tally.failed} could not be sent"
+                + (f" to {where}" if where else "") + why)
 
 
 __all__ = ["OtelExporter", "otlp_exporter", "provider_of"]

@@ -16,7 +16,7 @@ from typing import IO, Any
 from subagents.events import EventRecord, PlanAccepted
 from subagents.runs import MANIFEST, REPORT, REPORT_HTML, plan_file
 from subagents.storage import write_atomic
-from subagents.transcript import AGENTS_DIR
+from subagents.transcript import AGENTS_DIR, RUN_LOG
 
 
 def now_iso() -> str:
@@ -119,10 +119,14 @@ def is_live(path: Path) -> bool:
 def resolve_run(ref: str, runs_dir: Path) -> Path:
     """A run id (under runs_dir) or a path to a run directory."""
     p = Path(ref)
-    for cand in (p, runs_dir / ref):
-        if (cand / MANIFEST).is_file():
+    candidates = list(dict.fromkeys((p, runs_dir / ref)))  # an absolute ref: runs_dir / ref is the ref itself
+    for cand in candidates:  # a crash before the first manifest write still left the run's own transcript
+        if (cand / MANIFEST).is_file() or (cand / RUN_LOG).is_file():
             return cand
-    raise FileNotFoundError(f"no run {ref!r} (looked for {p}/{MANIFEST} and {runs_dir / ref}/{MANIFEST})")
+        if (cand / "experiment.json").is_file():  # = lead_agent.compare.experiment.EXPERIMENT
+            raise FileNotFoundError(f"{ref!r} is a comparison, not a run: `research runs --runs-dir {cand}` lists "
+                                    f"its runs; its results are in {cand / 'summary.md'}")
+    raise FileNotFoundError(f"no run {ref!r} (looked for {' and '.join(f'{c}/{MANIFEST}' for c in candidates)})")
 
 
 __all__ = ["LOCK", "RunDir", "RunLocked", "is_live", "new_run_id", "now_iso", "plan_record", "resolve_run",

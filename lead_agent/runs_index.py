@@ -3,7 +3,8 @@
 Fast with many runs: directory names start with the run's UTC start time (`yyyymmdd-hhmmss-…`),
 so ordering and `--since` need no file reads, and manifests are read newest first only until
 `limit` runs have matched. A directory without a parsable manifest is listed as `unreadable`
-(it is never skipped silently)."""
+(it is never skipped silently). A `research compare` directory is one row with status `comparison`
+(its runs live in its own `runs/` folder: `research runs --runs-dir compare-…` lists them)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,11 @@ from typing import Any, Iterator
 
 MANIFEST = "manifest.json"  # = subagents.runs.MANIFEST; not imported: that module loads the run machinery
 
-_STAMP = re.compile(r"^(\d{8}-\d{6})-")
+_STAMP = re.compile(r"^(?:compare-)?(\d{8}-\d{6})-")  # a run id, or a comparison's (compare-<stamp>-<hex>)
 UNREADABLE = "unreadable"
+COMPARISON = "comparison"  # a `research compare` directory: one row, pointing at its own runs
+EXPERIMENT = "experiment.json"  # = lead_agent.compare.experiment.EXPERIMENT (not imported: loads the run machinery)
+CELL_RUNS = "runs"  # a comparison's cells' run directories
 
 
 @dataclass
@@ -65,16 +69,49 @@ def _candidates(runs_dir: Path) -> list[tuple[str, str]]:
             name = entry.name
             if name.startswith(".") or not entry.is_dir():
                 continue
-            if _STAMP.match(name):
-                out.append((name[:15], name))
+            m = _STAMP.match(name)
+            if m:
+                out.append((m.group(1), name))
             else:
                 out.append((_key(datetime.fromtimestamp(entry.stat().st_mtime, timezone.utc)), name))
     out.sort(reverse=True)
     return out
 
 
+def comparison_runs(path: Path) -> Path | None:
+    """The folder of a comparison directory's runs, or None when `path` is not a comparison."""
+    return path / CELL_RUNS if (path / EXPERIMENT).is_file() else None
+
+
+def comparison_summary(path: Path, when: datetime) -> RunSummary:
+    """A comparison as one row: its variants × questions, how many runs it holds, what they cost, and
+    where to look (`research runs --runs-dir DIR/runs` lists them; summary.md has the verdicts)."""
+    try:
+        exp = json.loads((path / EXPERIMENT).read_text(encoding="utf-8"))
+        exp = exp if isinstance(exp, dict) else {}
+    except (OSError, ValueError):
+        exp = {}
+    runs = path / CELL_RUNS
+    n = sum(1 for e in os.scandir(runs) if e.is_dir()) if runs.is_dir() else 0
+    costs = []
+    try:
+        for line in (path / "cells.jsonl").read_text(encoding="utf-8").splitlines():
+            cell = json.loads(line) if line.strip() else {}
+            if isinstance(cell, dict) and isinstance(cell.get("cost_usd"), (int, float)):
+                costs.append(cell["cost_usd"])
+    except (OSError, ValueError):
+        pass
+    shape = (f"{len(exp.get('variants') or [])} variant(s) × {len(exp.get('questions') or [])} question(s), "
+             if exp else "")
+    return RunSummary(path.name, str(path), when.isoformat(timespec="seconds"), COMPARISON,
+                      f"{shape}{n} run(s): research runs --runs-dir {runs}", "", "", 0,
+                      round(sum(costs), 6) if costs else None, None)
+
+
 def summary_of(path: Path, key: str) -> RunSummary:
     when = stamp_of(key + "-") or datetime.fromtimestamp(0, timezone.utc)
+    if comparison_runs(path) is not None:
+        return comparison_summary(path, when)
     try:
         m = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
         if not isinstance(m, dict):
@@ -169,4 +206,4 @@ def render_table(runs: list[RunSummary], width: int = 120) -> list[str]:
     return [line(head)] + [line(r) for r in rows]
 
 
-__all__ = ["RunSummary", "iter_runs", "list_runs", "parse_since", "render_table", "stamp_of", "summary_of"]
+__all__ = ["RunSummary", "comparison_runs", "iter_runs", "list_runs", "parse_since", "render_table", "stamp_of", "summary_of"]

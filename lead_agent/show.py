@@ -53,6 +53,7 @@ def render_run(path: Path | Run) -> str:
     if run.trace.error or m.get("error"):
         out.append(f"Error: {run.trace.error or m.get('error')}")
     out += [f"Refused (not read): {why}" for why in run.refused]
+    out += [f"Damaged: {why}" for why in run.damaged]
     out += _plans(run)
     from .timeline import render_timeline
 
@@ -214,6 +215,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "citation_check": _citation_json(t.citation),
         "sources": [{**vars(s), "kind": s.kind.value} for s in run.sources],
         "report": run.report,
+        "damaged": run.damaged,
     }
 
 

@@ -47,7 +47,7 @@ def render_timeline(run: Run, width: int = 60) -> list[str]:
     for a in agents:
         spans = agent_spans(a.records, t1)
         models = sum(s.kind is SpanKind.MODEL for s in spans)
-        tools = sum(s.kind is SpanKind.TOOL for s in spans)
+        tools = a.tool_calls  # the agent's own count (manifest, Agents section): its terminal submit not included
         took = f"{(a.ended if a.ended is not None else t1) - (a.started or 0.0):.2f}s"
         out.append(f"{a.agent_id:<{name_w}} |{agent_row(a, spans, t0, t1, width)}| {a.status.value:<9} {a.model} · "
                    f"{models} model, {tools} tool call(s) · {took}")

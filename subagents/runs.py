@@ -260,6 +260,7 @@ class Run:
     sources: list[Source]
     report: str | None
     refused: list[str] = field(default_factory=list)  # paths not read: they lead outside the run directory
+    damaged: list[str] = field(default_factory=list)  # files that could not be parsed (state read from the events)
 
     @property
     def run_id(self) -> str:
@@ -335,15 +336,56 @@ def read_run(path: Path) -> Run:
     directory is read: such files and manifest paths are listed in `Run.refused`."""
     path = Path(path)
     reader = _Reader(path)
-    manifest_path = reader.file(MANIFEST)
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path is not None else {}
-    if not isinstance(manifest, dict):
-        manifest = {}
-    reader.check_manifest_paths(manifest)
-    sources_path = reader.file(SOURCES)
-    sources = SourceRegistry.read(sources_path) if sources_path is not None else []
-    report_path = reader.file(REPORT)
-    report = report_path.read_text(encoding="utf-8") if report_path is not None else None
+    damaged: list[str] = []
     trace = fold(reader.records())
+    manifest = _read_manifest(reader, trace, damaged)
+    reader.check_manifest_paths(manifest)
+    sources = _read_sources(reader, trace, damaged)
+    report_path = reader.file(REPORT)
+    report = report_path.read_text(encoding="utf-8", errors="replace") if report_path is not None else None
     return Run(path=path, trace=trace, manifest=manifest, sources=sources, report=report,
-               refused=reader.refused)
+               refused=reader.refused, damaged=damaged)
+
+
+def _damage(name: str, e: Exception) -> str:
+    why = "empty" if isinstance(e, json.JSONDecodeError) and not e.doc.strip() else f"{type(e).__name__}: {e}"
+    return f"{name} is unreadable ({why}); read from the transcripts instead"
+
+
+def _read_manifest(reader: _Reader, trace: RunTrace, damaged: list[str]) -> dict[str, Any]:
+    """manifest.json, or (missing, truncated, empty, not an object) what the events say of it: the
+    manifest is only the fold of the events, written as the run goes (a crash can cut it)."""
+    path = reader.file(MANIFEST)
+    if path is None:
+        return manifest_from_trace(trace) if trace.started is not None else {}
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict):
+            raise ValueError("not a JSON object")
+        return manifest
+    except (OSError, ValueError) as e:
+        damaged.append(_damage(MANIFEST, e))
+        return manifest_from_trace(trace) if trace.started is not None else {}
+
+
+def manifest_from_trace(trace: RunTrace) -> dict[str, Any]:
+    """The manifest fields readers use, from the fold (the full manifest is `lead_agent.manifest`'s)."""
+    s = trace.started
+    return {"run_id": trace.run_id, "question": trace.question, "status": trace.status.value,
+            "created_at": trace.started_at, "options": dict(s.options) if s else {},
+            "models": {"lead": s.lead_model, "subagent": s.subagent_model,
+                       "language_model_used": s.language_model_used} if s else {},
+            "timings": {"started_at": trace.started_at, "seconds": round(trace.last_t, 3)},
+            "sources": len(trace.sources), "error": trace.error}
+
+
+def _read_sources(reader: _Reader, trace: RunTrace, damaged: list[str]) -> list[Source]:
+    """sources.json, or (unreadable) the sources rebuilt from their registration events."""
+    path = reader.file(SOURCES)
+    if path is None:  # missing, or refused (leads outside the run directory)
+        return []
+    try:
+        return SourceRegistry.read(path)
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        damaged.append(_damage(SOURCES, e))
+        return trace.source_registry().all()

@@ -110,6 +110,10 @@ class SourceRegistry:
     def __len__(self) -> int:
         return len(self._by_id)
 
+    def all(self) -> list[Source]:
+        """Every source, in id order."""
+        return list(self._by_id.values())
+
     def to_json(self) -> list[dict[str, Any]]:
         return [{**asdict(s), "kind": s.kind.value} for s in self._by_id.values()]
 

@@ -151,4 +151,5 @@ def test_spans_that_cannot_be_sent_are_reported_not_claimed(tmp_path: Path) -> N
     assert proc.returncode == 1
     import re
 
-    assert re.search(r"\): sent 0 span\(s\); [1-9]\d* could not be sent$", proc.stderr.strip()), proc.stderr
+    assert re.search(r"\): sent 0 span\(s\); [1-9]\d* could not be sent to http://127\.0\.0\.1:\d+/v1/traces \(.+\)$",
+                     proc.stderr.strip()), proc.stderr

@@ -191,11 +191,13 @@ def otel_observers(args: argparse.Namespace) -> list[Any]:
     (read here, at the entry point, by the exporter itself)."""
     if not args.otel:
         return []
+    import os
+
     from ..otel import OtelExporter, otlp_exporter
     from ..settings import UsageError
 
     try:
-        exporter = otlp_exporter()
+        exporter = otlp_exporter(os.environ)
     except ImportError as e:
         raise UsageError(f"--otel needs the OpenTelemetry packages: pip install 'research-agents[otel]' ({e.name} "
                          "is missing)") from None

@@ -55,6 +55,8 @@ def main(args: argparse.Namespace) -> int:
         return follow(path)
     try:
         return _show(args, path)
+    except BrokenPipeError:  # `research show RUN | head`: the CLI ends quietly (exit 141)
+        raise
     except LookupError as e:
         if args.agent:
             err(str(e).strip("'\""))
@@ -66,6 +68,20 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_FAILED
 
 
+def html_target_problem(target: Path) -> str | None:
+    """Why the viewer cannot be written to `target` (a user mistake), or None."""
+    import os
+
+    if target.is_dir():
+        return "is a folder; give a file name (e.g. trace.html)"
+    parent = target.parent
+    if not parent.is_dir():
+        return f"the folder {parent} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        return "not writable"
+    return None
+
+
 def _show(args: argparse.Namespace, path: Path) -> int:
     from subagents.runs import read_run
 
@@ -73,7 +89,8 @@ def _show(args: argparse.Namespace, path: Path) -> int:
 
     run = read_run(path)
     if not run.manifest and run.trace.started is None and not run.trace.agents:
-        raise ValueError("an empty manifest and no events: not a run (or nothing of it was written)")
+        manifest = run.damaged[0].split("; ")[0] if run.damaged else "an empty manifest"
+        raise ValueError(f"{manifest} and no events: not a run (or nothing of it was written)")
     if args.agent:
         out(render_agent(run, args.agent))
     elif args.json:
@@ -84,15 +101,27 @@ def _show(args: argparse.Namespace, path: Path) -> int:
         from ..viewer import write_viewer
 
         target = Path(args.html) if args.html else path / "trace.html"
-        write_viewer(run, target)
+        problem = html_target_problem(target)
+        if problem:
+            err(f"--html {target}: {problem}")
+            return EXIT_USAGE
+        from subagents.storage import StorageError
+
+        try:
+            write_viewer(run, target)
+        except StorageError as e:  # nothing left behind; a FILE the user chose is theirs to fix
+            err(f"--html {target}: {e.strerror}" if args.html else str(e))
+            return EXIT_USAGE if args.html else EXIT_FAILED
         print(target)
     elif args.otel:
+        import os
+
         from subagents.runs import iter_records
 
         from ..otel import OtelExporter, otlp_exporter
 
         try:
-            exporter = otlp_exporter()
+            exporter = otlp_exporter(os.environ)
         except ImportError as e:
             err(f"--otel needs the OpenTelemetry packages: pip install 'research-agents[otel]' ({e.name} is missing)")
             return EXIT_USAGE

@@ -39,11 +39,12 @@ def viewer_html(run: Run) -> str:
 
 
 def write_viewer(run: Run, target: Path) -> Path:
+    """Write the viewer to `target` atomically (its folder must exist); StorageError on failure,
+    leaving neither a temporary file nor a partial page."""
+    from subagents.storage import write_atomic
+
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(viewer_html(run), encoding="utf-8")
-    tmp.replace(target)
+    write_atomic(target, viewer_html(run))
     return target
 
 
