@@ -408,8 +408,7 @@ class Lead:
             self._end(state, AgentStatus.ESTIMATED, str(state.stop))
             return ""
         if not self.state.plans:
-            why = f" ({self.state.rejected} plan(s) rejected)" if self.state.rejected else ""
-            error = f"the lead never had a plan accepted{why}: nothing was researched"
+            error = f"the lead never had a plan accepted{self._why_no_plan()}: nothing was researched"
             self._end_failed(state, error)
             raise LeadError(error)
         draft = state.final_text.strip()
@@ -419,6 +418,13 @@ class Lead:
             raise LeadError(error)
         self._end(state, AgentStatus.OK, str(state.stop))
         return draft
+
+    def _why_no_plan(self) -> str:
+        """Why no plan ran: the run's budget stopped the lead (whatever it refused on the way), or plans were refused."""
+        line = self.ledger.reached if self.ledger is not None else None
+        if line is not None:
+            return f" before the run's {line.budget.value} budget was reached ({line.used:g} of {line.limit:g})"
+        return f" ({self.state.rejected} plan(s) rejected)" if self.state.rejected else ""
 
     def _end(self, state: LoopState, status: AgentStatus, stop: str, error: str | None = None) -> None:
         self.events.emit(AgentEnded(status, stop, error, state.usage, state.tool_calls, state.turns))

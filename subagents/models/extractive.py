@@ -71,7 +71,7 @@ class ExtractiveModel:
         question, rounds = ctx.question, list(ctx.rounds)
         sub_tools = list(limits.subagent_tools)
         if ctx.wrap_up:  # the run's budget is reached: the report from what there is
-            return _respond([TextBlock(self._report(question, rounds))], StopReason.END_TURN)
+            return _respond([TextBlock(writing.report(question, rounds))], StopReason.END_TURN)
         calls = _uses(request.messages)
         last = calls[-1] if calls else None
         if last is not None and last[0].name == DELEGATE and last[1] is not None and last[1].is_error \
