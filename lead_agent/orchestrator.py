@@ -15,7 +15,8 @@ import json
 import traceback
 from dataclasses import dataclass, field
 
-from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, Strategy
+from subagents.context import (AgentRole, AgentStatus, FailureCause, LeadLimits, RequestContext, RoundReport,
+                               Strategy)
 from subagents.delegation import Delegation, Plan, plan_problems, plan_schema, tasks_per_query_type
 from subagents.events import (AgentEnded, AgentFailed, AgentStarted, EventBus, MessageAdded, PlanAccepted,
                               PlannedTask, PlanRejected, PlanReviewed, ReplanDecided, ReviewDecision, RoundEnded,
@@ -359,6 +360,7 @@ class Lead:
                 await agent_loop(spec, state)
             if state.stop is LoopStop.RUN_BUDGET:
                 await self.wrap_up(spec, state)
+            self.record_unmade_replans(state)
             return self._outcome(state)
         except LeadError:
             raise
@@ -395,6 +397,19 @@ class Lead:
                          tool_choice=ToolChoice.none(), continue_prompt=spec.continue_prompt, stream=spec.stream,
                          ledger=spec.ledger, wrap_up=True)
         await agent_loop(wrap, state)
+
+    def record_unmade_replans(self, state: LoopState) -> None:
+        """The lead was asked for a new plan but ended without one: the real decision is recorded (stop),
+        so no replan is announced that was never made."""
+        if not self.state.replan_for or state.stop is LoopStop.HALTED:
+            return
+        for agent_id in self.state.replan_for:
+            asked = self.state.decisions.get(agent_id)
+            cause = asked.cause if asked is not None else FailureCause.OTHER
+            decision = Decision(Strategy.STOP, cause, "asked for a new plan, the lead wrote the report instead")
+            self.state.decisions[agent_id] = decision
+            self.events.emit(ReplanDecided(agent_id, decision.strategy, decision.cause, decision.reason))
+        self.state.replan_for = ()
 
     def _outcome(self, state: LoopState) -> str:
         if state.stop is LoopStop.HALTED and self.state.halt is not None:

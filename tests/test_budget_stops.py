@@ -130,6 +130,7 @@ def test_a_deadline_offline_stops_the_run_and_says_so(tmp_path: Path) -> None:
     run_dir, m = one_run(tmp_path / "single")
     report = (run_dir / "report.md").read_text()
     assert "Stopped early:** the run's deadline budget was reached" in report
+    assert "Nothing was retrieved: no search ran." in report  # not "the documents do not answer"
     assert m["budget"]["stopped_by"] == "deadline"
 
 
