@@ -273,15 +273,28 @@ def budget_summary(manifest: dict[str, Any]) -> str | None:
             f"final usage with the wrap-up calls: {final}")
 
 
+def subagents_ran(manifest: dict[str, Any]) -> str:
+    """Which subagents ran before the run stopped at a plan (a gap round's or a replan's plan may wait
+    after earlier rounds ran)."""
+    ran = [a["agent_id"] for a in manifest.get("agents", []) if a.get("role") == "subagent"]
+    if not ran:
+        return "no subagents ran"
+    versions = manifest.get("plan_versions") or []
+    at = f"round {versions[-1]['round']}'s plan" if versions else "this plan"
+    shown = ", ".join(ran[:5]) + (f" and {len(ran) - 5} more" if len(ran) > 5 else "")
+    return f"{len(ran)} subagent(s) ran before {at} ({shown})"
+
+
 def finish(result: Any, *, json_progress: bool = False) -> int:
     """Print a finished run's report and where it was saved; the exit code of its status."""
     if result.status == "awaiting_approval":
-        print(f"Plan saved to {result.run_dir}/ ({', '.join(result.manifest.get('plans', []))}); no subagents ran.\n"
+        print(f"Plan saved to {result.run_dir}/ ({', '.join(result.manifest.get('plans', []))}); "
+              f"{subagents_ran(result.manifest)}.\n"
               f"Edit the plan file if you like, then: research approve {result.run_dir}   "
               f"(or: research reject {result.run_dir})")
         return 0
     if result.status == "rejected":
-        print(f"The plan was rejected; no subagents ran. Run saved to {result.run_dir}/")
+        print(f"The plan was rejected; {subagents_ran(result.manifest)}. Run saved to {result.run_dir}/")
         return 0
     if json_progress:  # stdout holds only JSON lines; the report is at the path of the `report` event
         return EXIT_EMPTY if result.status == "completed_empty" else 0
