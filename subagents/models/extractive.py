@@ -64,14 +64,10 @@ def _final_report(question: str, rounds: list[RoundReport]) -> str:
 
 
 def _nothing_retrieved(uses: list[tuple[ToolUseBlock, ToolResultBlock | None]]) -> dict[str, Any]:
-    """A subagent's findings when its tools returned nothing to read."""
+    """A subagent's findings when none of its tool calls succeeded (none ran, or every one failed)."""
     failed = [u.name for u, r in uses if r is not None and r.is_error]
-    if not uses:
-        why = "Nothing was retrieved: no search ran."
-    elif len(failed) == len(uses):
-        why = f"Nothing was retrieved: every tool call failed ({', '.join(dict.fromkeys(failed))})."
-    else:
-        why = "Nothing was retrieved: the searches returned no passage."
+    why = f"Nothing was retrieved: every tool call failed ({', '.join(dict.fromkeys(failed))})." if failed \
+        else "Nothing was retrieved: no search completed." if uses else "Nothing was retrieved: no search ran."
     return {"status": "failed", "summary": "", "claims": [], "open_questions": [why], "related": []}
 
 
@@ -141,7 +137,8 @@ class ExtractiveModel:
             if picks:
                 return _calls(n, [(tool, {arg: value}) for tool, arg, value in picks])
         ev = gather(searches + reads)
-        if not ev.passages:  # nothing came back: say why, not that the documents lack the answer
+        if not any(r is not None and not r.is_error for _, r in searches + reads):
+            # no tool call succeeded: say why, not that the documents lack the answer
             return _calls(n, [(SUBMIT_FINDINGS, _nothing_retrieved(searches + reads))])
         return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, ev))])
 
