@@ -15,7 +15,8 @@ import json
 import traceback
 from dataclasses import dataclass, field
 
-from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, Strategy
+from subagents.context import (AgentRole, AgentStatus, FailureCause, LeadLimits, RequestContext, RoundReport,
+                               Strategy)
 from subagents.delegation import Delegation, Plan, plan_problems, plan_schema, tasks_per_query_type
 from subagents.events import (AgentEnded, AgentFailed, AgentStarted, EventBus, MessageAdded, PlanAccepted,
                               PlannedTask, PlanRejected, PlanReviewed, ReplanDecided, ReviewDecision, RoundEnded,
@@ -359,6 +360,7 @@ class Lead:
                 await agent_loop(spec, state)
             if state.stop is LoopStop.RUN_BUDGET:
                 await self.wrap_up(spec, state)
+            self.record_unmade_replans(state)
             return self._outcome(state)
         except LeadError:
             raise
@@ -396,6 +398,19 @@ class Lead:
                          ledger=spec.ledger, wrap_up=True)
         await agent_loop(wrap, state)
 
+    def record_unmade_replans(self, state: LoopState) -> None:
+        """The lead was asked for a new plan but ended without one: the real decision is recorded (stop),
+        so no replan is announced that was never made."""
+        if not self.state.replan_for or state.stop is LoopStop.HALTED:
+            return
+        for agent_id in self.state.replan_for:
+            asked = self.state.decisions.get(agent_id)
+            cause = asked.cause if asked is not None else FailureCause.OTHER
+            decision = Decision(Strategy.STOP, cause, "asked for a new plan, the lead wrote the report instead")
+            self.state.decisions[agent_id] = decision
+            self.events.emit(ReplanDecided(agent_id, decision.strategy, decision.cause, decision.reason))
+        self.state.replan_for = ()
+
     def _outcome(self, state: LoopState) -> str:
         if state.stop is LoopStop.HALTED and self.state.halt is not None:
             status = AgentStatus.STOPPED if self.state.halt is RunStatus.REJECTED else AgentStatus.AWAITING_APPROVAL
@@ -408,8 +423,7 @@ class Lead:
             self._end(state, AgentStatus.ESTIMATED, str(state.stop))
             return ""
         if not self.state.plans:
-            why = f" ({self.state.rejected} plan(s) rejected)" if self.state.rejected else ""
-            error = f"the lead never had a plan accepted{why}: nothing was researched"
+            error = f"the lead never had a plan accepted{self._why_no_plan()}: nothing was researched"
             self._end_failed(state, error)
             raise LeadError(error)
         draft = state.final_text.strip()
@@ -419,6 +433,13 @@ class Lead:
             raise LeadError(error)
         self._end(state, AgentStatus.OK, str(state.stop))
         return draft
+
+    def _why_no_plan(self) -> str:
+        """Why no plan ran: the run's budget stopped the lead (whatever it refused on the way), or plans were refused."""
+        line = self.ledger.reached if self.ledger is not None else None
+        if line is not None:
+            return f" before the run's {line.budget.value} budget was reached ({line.used:g} of {line.limit:g})"
+        return f" ({self.state.rejected} plan(s) rejected)" if self.state.rejected else ""
 
     def _end(self, state: LoopState, status: AgentStatus, stop: str, error: str | None = None) -> None:
         self.events.emit(AgentEnded(status, stop, error, state.usage, state.tool_calls, state.turns))

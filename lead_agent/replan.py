@@ -97,7 +97,7 @@ def decide(failure: Failure, delegation: Delegation, *, attempt: int, run_tools:
         return Decision(Strategy.SKIP, failure.cause, f"{failure.reason}; the task is not critical")
     if replans_left > 0:
         return Decision(Strategy.REPLAN, failure.cause,
-                        f"{failure.reason}; the lead plans again ({replans_left} replan(s) left)")
+                        f"{failure.reason}; the lead is asked for a new plan ({replans_left} replan(s) left)")
     return Decision(Strategy.STOP, failure.cause,
                     f"{failure.reason}; no replan is left (--max-replans / --max-rounds): the report is written "
                     "from what there is")

@@ -36,10 +36,14 @@ def finish_report(draft: str, *, question: str, results: list[tuple[int, Subagen
 
 
 def _amount(line: RunBudgetReached, limit: bool = False) -> str:
-    v = line.limit if limit else line.used
-    if line.budget == "max_cost":
+    return budget_amount(line.budget, line.limit if limit else line.used)
+
+
+def budget_amount(budget: str, v: float) -> str:
+    """An amount of one budget kind as the user gave it: dollars, seconds or tokens."""
+    if budget == "max_cost":
         return f"${v:.4f}"
-    if line.budget == "deadline":
+    if budget == "deadline":
         return f"{v:g}s"
     return f"{int(v):,} tokens"
 

@@ -22,6 +22,7 @@ from subagents.delegation import Delegation, Findings, FindingsStatus
 from subagents.events import AgentEvents, EventBus, ReplanDecided
 from subagents.ledger import Ledger
 from subagents.plan_graph import graph_problems
+from subagents.tool_names import SUBMIT_FINDINGS
 from subagents.worker import SubagentResult, SubagentRun, run_subagent
 
 from .replan import Decision, Failure, assess, decide
@@ -65,8 +66,9 @@ def skipped_result(agent_id: str, delegation: Delegation, reason: str) -> Subage
 
 def report_of(outcome: TaskOutcome) -> SubagentReport:
     r, d = outcome.result, outcome.decision
+    searched = any(n for t, n in r.tool_successes.items() if t != SUBMIT_FINDINGS)
     return SubagentReport(r.agent_id, r.delegation, r.status, r.findings, r.error,
-                          d.strategy if d else None, d.reason if d else "")
+                          d.strategy if d else None, d.reason if d else "", searched=searched)
 
 
 @dataclass

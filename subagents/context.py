@@ -79,6 +79,7 @@ class SubagentReport:
     error: str | None = None
     decision: Strategy | None = None  # what was done about a failure (None: it did not fail)
     decision_reason: str = ""
+    searched: bool = True  # at least one of its tool calls (other than submitting) ran and succeeded
 
 
 @dataclass(frozen=True)

@@ -167,12 +167,18 @@ def test_gap_label_is_not_searched_for(tmp_path: Path, cache_env: Path) -> None:
     docs.mkdir()
     (docs / "gap.txt").write_text("To bridge this gap, the module has a new function for transcoding the variables "
                                   "into native strings and returning a new dictionary.\n")
-    result = research_sync("what is it?", corpus=[docs], runs_dir=tmp_path / "runs", use_config_file=False)
-    queries = [e["data"]["input"]["query"] for a in result.manifest["agents"] if a["agent_id"] != "lead"
-               for e in read_events(result.run_dir / a["transcript"]) if e["kind"] == "tool_call"
+    from lead_agent.api import RunFailed
+
+    # the question has no searchable word: the corpus refuses every search, so the run fails and says so
+    with pytest.raises(RunFailed, match="every tool call failed") as info:
+        research_sync("what is it?", corpus=[docs], runs_dir=tmp_path / "runs", use_config_file=False)
+    run_dir = info.value.run_dir
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    queries = [e["data"]["input"]["query"] for a in manifest["agents"] if a["agent_id"] != "lead"
+               for e in read_events(run_dir / a["transcript"]) if e["kind"] == "tool_call"
                and e["data"]["name"] == "search_corpus"]
     assert queries and not any("gap" in q for q in queries)
-    assert "bridge this gap" not in result.report
+    assert not (run_dir / "report.md").exists()
 
 
 @pytest.mark.parametrize("manifest", ['{"run_id": "x"', "{}", "[]", "\xff"])

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from lead_agent.api import UsageError, research
+from lead_agent.api import RunFailed, UsageError, research
 from subagents.web import WebConfig
 from subagents.transcript import read_events
 from tests.fakes.web_server import FakeWebServer, LoopbackOnlyTransport, static_resolver
@@ -320,13 +320,16 @@ async def test_replay_miss_is_a_tool_error_and_the_run_still_reports_the_gap(sit
     site.search.offline()
 
     new_question = "What is the boiling point of liquid nitrogen at sea level?"
-    result = await run_web(new_question, WebConfig(allow_private_network=True, search_backend=site.search,
-                                                   cache_dir=cache, cache_mode="replay"), tmp_path / "runs")
-    assert result.status == "completed_empty"  # every search missed the cache: nothing was found
+    # every search missed the cache: every subagent failed, so the run fails with the reason (no report)
+    with pytest.raises(RunFailed, match="every subagent failed .*every tool call failed \\(web_search") as info:
+        await run_web(new_question, WebConfig(allow_private_network=True, search_backend=site.search,
+                                              cache_dir=cache, cache_mode="replay"), tmp_path / "runs")
+    run_dir = info.value.run_dir
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "failed"
     assert site.search.calls_while_offline == []
     misses = 0
-    for agent in subagent_ids(result.run_dir):
-        pairs = calls_and_results(events(result.run_dir, agent))
+    for agent in subagent_ids(run_dir):
+        pairs = calls_and_results(events(run_dir, agent))
         searches = [(c, r) for c, r in pairs if c["name"] == "web_search"]
         assert searches
         for call, res in searches:
@@ -337,13 +340,12 @@ async def test_replay_miss_is_a_tool_error_and_the_run_still_reports_the_gap(sit
             assert str(cache) in res["content"]
             misses += 1
         assert not any(c["name"] == "fetch_page" for c, _ in pairs)  # nothing to read
-        findings = next(e for e in events(result.run_dir, agent) if e["kind"] == "findings")["data"]["findings"]
+        findings = next(e for e in events(run_dir, agent) if e["kind"] == "findings")["data"]["findings"]
         assert findings["status"] == "failed" and not findings["claims"]
+        assert findings["open_questions"] == ["Nothing was retrieved: every tool call failed (web_search)."]
     assert misses
-    report = result.report
-    assert "## What is missing" in report and "failed" in report.split("## What is missing", 1)[1]
-    assert "## Open questions" in report or "No retrieved passage" in report
-    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert not (run_dir / "report.md").exists()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
     assert all(a["status"] == "failed" for a in manifest["agents"] if a["role"] == "subagent")
 
 

@@ -257,23 +257,53 @@ def execute_run(start: Any, seen: Any, *, json_progress: bool = False) -> int:
     return finish(result, json_progress=json_progress)
 
 
+def budget_summary(manifest: dict[str, Any]) -> str | None:
+    """The budget that stopped the run, where it stood then, and what the run used in the end
+    (the wrap-up calls after the line included)."""
+    from ..report import budget_amount
+
+    b = manifest.get("budget") or {}
+    stopped = b.get("stopped_by")
+    if not stopped:
+        return None
+    limit, at_stop, used = (b.get("limits") or {}).get(stopped), b.get("used_at_stop"), b.get("used") or {}
+    where = f" ({budget_amount(stopped, at_stop)} of {budget_amount(stopped, limit)})" \
+        if at_stop is not None and limit is not None else ""
+    cost = used.get("cost_usd")
+    final = f"{used.get('tokens', 0):,} tokens" + (f", ${cost:.4f}" if cost is not None else "")
+    return (f"the run's {stopped} budget was reached{where}; the report is written from what was found; "
+            f"final usage with the wrap-up calls: {final}")
+
+
+def subagents_ran(manifest: dict[str, Any]) -> str:
+    """Which subagents ran before the run stopped at a plan (a gap round's or a replan's plan may wait
+    after earlier rounds ran)."""
+    ran = [a["agent_id"] for a in manifest.get("agents", []) if a.get("role") == "subagent"]
+    if not ran:
+        return "no subagents ran"
+    versions = manifest.get("plan_versions") or []
+    at = f"round {versions[-1]['round']}'s plan" if versions else "this plan"
+    shown = ", ".join(ran[:5]) + (f" and {len(ran) - 5} more" if len(ran) > 5 else "")
+    return f"{len(ran)} subagent(s) ran before {at} ({shown})"
+
+
 def finish(result: Any, *, json_progress: bool = False) -> int:
     """Print a finished run's report and where it was saved; the exit code of its status."""
     if result.status == "awaiting_approval":
-        print(f"Plan saved to {result.run_dir}/ ({', '.join(result.manifest.get('plans', []))}); no subagents ran.\n"
+        print(f"Plan saved to {result.run_dir}/ ({', '.join(result.manifest.get('plans', []))}); "
+              f"{subagents_ran(result.manifest)}.\n"
               f"Edit the plan file if you like, then: research approve {result.run_dir}   "
               f"(or: research reject {result.run_dir})")
         return 0
     if result.status == "rejected":
-        print(f"The plan was rejected; no subagents ran. Run saved to {result.run_dir}/")
+        print(f"The plan was rejected; {subagents_ran(result.manifest)}. Run saved to {result.run_dir}/")
         return 0
     if json_progress:  # stdout holds only JSON lines; the report is at the path of the `report` event
         return EXIT_EMPTY if result.status == "completed_empty" else 0
     out(result.report)
-    stopped = (result.manifest.get("budget") or {}).get("stopped_by")
+    stopped = budget_summary(result.manifest)
     if stopped:
-        print(f"research: the run's {stopped} budget was reached; the report is written from what was found",
-              file=sys.stderr)
+        print(f"research: {stopped}", file=sys.stderr)
     if result.status == "estimated":
         print(f"Plan and estimate saved to {result.run_dir}/ (plan.v1.json, manifest.json); no subagents were run")
         return 0

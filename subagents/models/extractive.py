@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..context import AgentRole, LeadLimits, RequestContext
+from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
 from ..extractive.evidence import Evidence, UnitKind, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, gap_tasks, plan, single_queries
@@ -50,6 +50,27 @@ def _calls(n: int, calls: list[tuple[str, dict[str, Any]]]) -> ModelResponse:
                     StopReason.TOOL_USE)
 
 
+def _final_report(question: str, rounds: list[RoundReport]) -> str:
+    """The report from the findings; when no subagent's search or read succeeded, it says so (nothing
+    was searched, so nothing can be said about what the documents hold)."""
+    subs = [s for r in rounds for s in r.subagents]
+    if any(s.searched for s in subs):
+        return writing.report(question, rounds)
+    why = list(dict.fromkeys(q for s in subs for q in s.findings.open_questions)) or [
+        "No subagent ran." if not subs else "No subagent's search or read succeeded."]
+    return "\n".join([f"# {question}", "", "## Answer", "",
+                      "Nothing was retrieved, so this question is not answered here; the documents were not "
+                      "searched successfully.", ""] + [f"- {q}" for q in why])
+
+
+def _nothing_retrieved(uses: list[tuple[ToolUseBlock, ToolResultBlock | None]]) -> dict[str, Any]:
+    """A subagent's findings when none of its tool calls succeeded (none ran, or every one failed)."""
+    failed = [u.name for u, r in uses if r is not None and r.is_error]
+    why = f"Nothing was retrieved: every tool call failed ({', '.join(dict.fromkeys(failed))})." if failed \
+        else "Nothing was retrieved: no search completed." if uses else "Nothing was retrieved: no search ran."
+    return {"status": "failed", "summary": "", "claims": [], "open_questions": [why], "related": []}
+
+
 class ExtractiveModel:
     name = "extractive"
     is_language_model = False
@@ -71,7 +92,7 @@ class ExtractiveModel:
         question, rounds = ctx.question, list(ctx.rounds)
         sub_tools = list(limits.subagent_tools)
         if ctx.wrap_up:  # the run's budget is reached: the report from what there is
-            return _respond([TextBlock(self._report(question, rounds))], StopReason.END_TURN)
+            return _respond([TextBlock(_final_report(question, rounds))], StopReason.END_TURN)
         calls = _uses(request.messages)
         last = calls[-1] if calls else None
         if last is not None and last[0].name == DELEGATE and last[1] is not None and last[1].is_error \
@@ -86,7 +107,7 @@ class ExtractiveModel:
             if tasks:
                 return _calls(n, [(DELEGATE, {"query_type": QueryType.DEPTH_FIRST.value if len(tasks) > 1
                                               else QueryType.STRAIGHTFORWARD.value, "rationale": why, "tasks": tasks})])
-        return _respond([TextBlock(writing.report(question, rounds))], StopReason.END_TURN)
+        return _respond([TextBlock(_final_report(question, rounds))], StopReason.END_TURN)
 
     # ---- subagent
     def _subagent(self, request: ModelRequest, ctx: RequestContext) -> ModelResponse:
@@ -115,7 +136,11 @@ class ExtractiveModel:
             picks = self._pick_reads(focus, gather(searches), allowed, min(MAX_READS, budget - used))
             if picks:
                 return _calls(n, [(tool, {arg: value}) for tool, arg, value in picks])
-        return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, gather(searches + reads)))])
+        ev = gather(searches + reads)
+        if not any(r is not None and not r.is_error for _, r in searches + reads):
+            # no tool call succeeded: say why, not that the documents lack the answer
+            return _calls(n, [(SUBMIT_FINDINGS, _nothing_retrieved(searches + reads))])
+        return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, ev))])
 
     @staticmethod
     def _pick_reads(focus: Focus, ev: Evidence, allowed: list[str], n: int) -> list[tuple[str, str, str]]:
