@@ -157,7 +157,7 @@ async def test_max_tokens_stops_the_run_with_one_wrap_up_call_per_agent_in_fligh
     assert run.trace.budget_reached is not None and run.trace.budget_reached.budget == "max_tokens"
 
 
-async def test_max_cost_prices_each_token_kind_and_stops_the_run(tmp_path: Path) -> None:
+async def test_max_cost_prices_each_token_kind_and_stops_the_run(tmp_path: Path, autojump_clock: Any) -> None:
     per_call = cost(HEAVY, SUB_MODEL)
     assert per_call is not None and per_call > cost(Usage(HEAVY.input_tokens, HEAVY.output_tokens), SUB_MODEL)
     result = await research(tmp_path, lead(3), subagents(3, 0.02), max_cost=0.05)

@@ -20,7 +20,7 @@ import trio
 from lead_agent import api
 from lead_agent.checkpoint import open_checkpoint, resume
 from lead_agent.settings import UsageError
-from subagents.events import EventRecord, RunStarted
+from subagents.events import AgentEnded, EventRecord, RunStarted
 from subagents.model import ModelError
 from subagents.models.scripted import ScriptedModel, Step, tool_call
 from subagents.runs import read_run
@@ -36,12 +36,17 @@ PLAN = {"query_type": "breadth_first", "rationale": "one per part",
 
 
 class Seen:
+    """Where the run is, and when r1-sub1 has ended while r1-sub2 is in its model call (the moment to interrupt)."""
+
     def __init__(self) -> None:
         self.run_dir: Path | None = None
+        self.sub1_done = trio.Event()
 
     def on_event(self, record: EventRecord) -> None:
         if isinstance(record.event, RunStarted):
             self.run_dir = Path(record.event.run_dir)
+        if isinstance(record.event, AgentEnded) and record.agent_id == "r1-sub1":
+            self.sub1_done.set()
 
 
 def lines(path: Path) -> list[dict]:
@@ -67,9 +72,18 @@ async def interrupted_run(tmp_path: Path) -> tuple[Path, ScriptedModel]:
                                    "r1-sub2": [tool_call("search_notes", {"query": "gather"}),
                                                Step(submit_first_hit, delay=3600)]})
     seen = Seen()
-    with trio.move_on_after(1.0):
+
+    async def run(cancel: trio.CancelScope) -> None:
         await api.research("How do TaskGroup and gather differ?", runs_dir=tmp_path / "runs", lead_model=lead,
                            subagent_model=sub, extra_tools=note_tools(DOCS), max_rounds=1, observers=[seen])
+        cancel.cancel()
+
+    async with trio.open_nursery() as nursery:  # interrupted on an event, not after a wall-clock second
+        nursery.start_soon(run, nursery.cancel_scope)
+        await seen.sub1_done.wait()
+        while sum(c.context.agent_id == "r1-sub2" for c in sub.calls) < 2:
+            await trio.sleep(0.01)  # until r1-sub2 is in its second call (the one that never returns)
+        nursery.cancel_scope.cancel()
     assert seen.run_dir is not None
     return seen.run_dir, sub
 
