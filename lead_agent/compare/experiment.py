@@ -213,6 +213,16 @@ class ExperimentDir:
             raise UsageError(f"cannot create the comparison directory {self.path}: {e}") from None
         write_json(self.path / EXPERIMENT, exp.to_json())
 
+    def save(self, exp: Experiment) -> None:
+        """Write experiment.json again when the experiment changed (settings given on --resume)."""
+        f = self.path / EXPERIMENT
+        try:
+            same = json.loads(f.read_text(encoding="utf-8")) == json.loads(json.dumps(exp.to_json()))
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            write_json(f, exp.to_json())
+
     def load(self) -> Experiment:
         f = self.path / EXPERIMENT
         if not f.is_file():

@@ -25,7 +25,7 @@ from .analysis import JudgeSummary, comparisons, judge_rows, result_rows
 from .experiment import REPORT_HTML, RESULTS, SUMMARY, Experiment, ExperimentDir
 from .html_report import render_html
 from .judge import JUDGMENTS, Judge
-from .runner import Prepared, Progress, close_models, finished_cells, prepare_experiment, run_cells
+from .runner import Prepared, Progress, close_models, past_runs, prepare_experiment, run_cells
 from .stats import Comparison
 from .summary import render_summary
 
@@ -61,15 +61,20 @@ async def run_comparison(exp: Experiment, where: ExperimentDir, *, resume: bool 
     try:
         if not resume:
             where.create(exp)
+        else:
+            where.save(exp)  # settings changed on resume (--parallel, --max-cost) hold for later resumes too
         if p.note:
             write(f"note: {p.note}")
-        done = finished_cells(where)
+        past = past_runs(where)
+        done = past.done
         pending = [c for c in exp.cells() if c.key not in done]
         total = len(exp.variants) * len(exp.questions) * exp.repeats
-        prog = Progress(total=total, parallel=exp.parallel, write=write, done=len(done))
+        prog = Progress(total=total, parallel=exp.parallel, write=write, done=len(done), cost=past.spent)
         write(f"{exp.id}: {total} cells ({len(exp.variants)} variants × {len(exp.questions)} questions × "
-              f"{exp.repeats} repeat(s)), {exp.parallel} at once" + (f"; {len(done)} already done" if done else ""))
-        await run_cells(p, prog, pending)
+              f"{exp.repeats} repeat(s)), {exp.parallel} at once" + (f"; {len(done)} already done" if done else "")
+              + (f"; {len(past.unfinished)} interrupted, continued" if past.unfinished else "")
+              + (f"; ${past.spent:.4f} spent so far" if past.spent else ""))
+        await run_cells(p, prog, pending, past.unfinished)
         return await finish(p, write)
     finally:
         await close_models(p)
