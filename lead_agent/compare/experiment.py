@@ -106,7 +106,7 @@ def new_experiment_id() -> str:
 
 def read_experiment_file(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))  # a byte order mark is not TOML
     except FileNotFoundError:
         raise UsageError(f"experiment file not found: {path}") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:

@@ -19,7 +19,7 @@ import trio
 from subagents.events import EventRecord, ModelResponded, RunStarted
 from subagents.model import Model
 from subagents.models.pricing import cost
-from subagents.models.resolve import ModelConfigError, ModelFactory
+from subagents.models.resolve import MissingApiKey, ModelConfigError, ModelFactory
 from subagents.runs import read_run
 
 from ..api import RunFailed, run_research
@@ -44,10 +44,15 @@ class Prepared:
     to_close: list[Model] = field(default_factory=list)
 
 
-def _model(factory: ModelFactory, cache: dict[str, Model], name: str) -> Model:
+def _model(factory: ModelFactory, cache: dict[str, Model], name: str, *, judge: bool = False) -> Model:
     if name not in cache:
         try:
             cache[name] = factory.model(name)
+        except MissingApiKey as e:
+            if judge:  # running offline is no way out: the judge needs a language model
+                raise UsageError(f"{e.env} is not set: export it to use {name!r} as the judge, or leave out "
+                                 "--judge-model (there is no offline judge)") from None
+            raise UsageError(str(e)) from None
         except ModelConfigError as e:
             raise UsageError(str(e)) from None
     return cache[name]
@@ -77,7 +82,7 @@ def prepare_experiment(exp: Experiment, where: ExperimentDir, *, environ: Mappin
                                    for n in names)  # type: ignore[assignment]
     judge = None
     if exp.judge_model:
-        judge = given.get(exp.judge_model) or _model(factory, cache, exp.judge_model)
+        judge = given.get(exp.judge_model) or _model(factory, cache, exp.judge_model, judge=True)
         if not judge.is_language_model:
             raise UsageError(f"the judge needs a language model ({exp.judge_model!r} is not one)")
     names = {v.name: (by_variant[v.name][0].name, by_variant[v.name][1].name) for v in exp.variants}
