@@ -119,6 +119,10 @@ def test_cells_left_running_by_kill_9_are_run_again_on_resume(tmp_path: Path) ->
         proc.communicate(timeout=60)
         where = next((tmp_path / "runs").glob("compare-*"))
         assert _statuses(where) == ["running", "running"]
+        killed = next((where / "runs").iterdir())
+        follow = subprocess.run([sys.executable, "-m", "lead_agent.cli", "show", str(killed), "--follow"],
+                                cwd=tmp_path, env=_env(tmp_path, srv), capture_output=True, text=True, timeout=60)
+        assert follow.returncode == 1 and "no live process holds this run" in follow.stderr  # not waiting forever
 
         handler.stuck = False
         done = _resume(tmp_path, srv, where)
