@@ -170,3 +170,26 @@ def test_resume_keeps_the_saved_max_cost_and_counts_what_was_spent(
         assert _statuses(where) == ["completed"] * 4
         assert min(_costs(more)) > spent
         assert json.loads((where / "experiment.json").read_text())["max_cost"] == 5
+
+
+def test_resume_keeps_the_models_the_environment_chose(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Started with an API key and no model flags (Claude by default), resumed in a shell without the
+    key: the resume refuses, instead of finishing the experiment with another model."""
+    from lead_agent.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with FakeAnthropicServer(handler=ResearchPlay(default_tasks=1)) as srv:
+        for k in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))]:
+            monkeypatch.delenv(k)
+        for k, v in _env(tmp_path, srv).items():
+            monkeypatch.setenv(k, v)
+        args = [a for a in _experiment(tmp_path, 2) if a not in MODELS]
+        assert main(["compare", *args, "--parallel", "1", "--max-cost", "0.000001"]) == 0
+        where = next((tmp_path / "runs").glob("compare-*"))
+        capsys.readouterr()
+        monkeypatch.delenv("ANTHROPIC_API_KEY")
+        assert main(["compare", "--resume", str(where), "--max-cost", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "ANTHROPIC_API_KEY is not set" in err and "claude-" in err, err
+    assert _statuses(where) == ["completed"]

@@ -11,6 +11,7 @@ adapters).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ async def run_comparison(exp: Experiment, where: ExperimentDir, *, resume: bool 
                            models=models)
     try:
         if not resume:
+            p.exp = exp = _pinned(exp, p)
             where.create(exp)
         else:
             where.save(exp)  # settings changed on resume (--parallel, --max-cost) hold for later resumes too
@@ -78,6 +80,13 @@ async def run_comparison(exp: Experiment, where: ExperimentDir, *, resume: bool 
         return await finish(p, write)
     finally:
         await close_models(p)
+
+
+def _pinned(exp: Experiment, p: Prepared) -> Experiment:
+    """The experiment with the models the environment or config file chose (no flag named them), so
+    --resume runs the same models in another shell, or refuses, instead of switching."""
+    chosen = {k: getattr(p.base, k) for k in ("lead_model", "subagent_model") if isinstance(getattr(p.base, k), str)}
+    return dataclasses.replace(exp, options={**chosen, **exp.options})
 
 
 async def finish(p: Prepared, write: Callable[[str], None]) -> ComparisonResult:
