@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from lead_agent.rundir import RunDir
+
 from .fakes.anthropic_server import FakeAnthropicServer, Reply, hang
 from .fakes.research_play import ResearchPlay
 from .test_compare import fewer_subagents_variant, write_corpus, write_questions
@@ -124,6 +126,13 @@ def test_cells_left_running_by_kill_9_are_run_again_on_resume(tmp_path: Path) ->
                                 cwd=tmp_path, env=_env(tmp_path, srv), capture_output=True, text=True, timeout=60)
         assert follow.returncode == 1 and "no live process holds this run" in follow.stderr  # not waiting forever
 
+        live = RunDir.at(killed)
+        live.lock()  # as if the process running the experiment were still alive: its cells must not run twice
+        try:
+            refused = _resume(tmp_path, srv, where)
+        finally:
+            live.unlock()
+        assert refused.returncode == 2 and "is still running" in refused.stderr and len(_statuses(where)) == 2
         handler.stuck = False
         done = _resume(tmp_path, srv, where)
         runs = subprocess.run([sys.executable, "-m", "lead_agent.cli", "runs", "--runs-dir", str(where / "runs")],

@@ -116,8 +116,8 @@ def main(args: argparse.Namespace) -> int:
             raise
         result, signum = None, None
     if result is None:  # Ctrl-C, SIGTERM or SIGHUP: the cells in flight ended as interrupted
-        if where is not None and where.path.is_dir():
-            print(f"\nresearch: interrupted; finish it with: research compare --resume {where.path}", file=sys.stderr)
+        hint = f"; finish it with: research compare --resume {where.path}" if where and where.path.is_dir() else ""
+        print(f"\nresearch: interrupted{hint}", file=sys.stderr)
         return 128 + signum if signum else EXIT_INTERRUPTED
     print(result.summary)
     print(f"Comparison saved to {result.path}/ (summary.md, results.jsonl, report.html, runs/)")

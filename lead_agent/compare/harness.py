@@ -22,6 +22,7 @@ from subagents.events import EventBus
 from subagents.model import Model
 from subagents.transcript import TranscriptWriter
 
+from ..settings import UsageError
 from .analysis import JudgeSummary, comparisons, judge_rows, result_rows
 from .experiment import REPORT_HTML, RESULTS, SUMMARY, Experiment, ExperimentDir
 from .html_report import render_html
@@ -57,6 +58,8 @@ async def run_comparison(exp: Experiment, where: ExperimentDir, *, resume: bool 
                          use_config_file: bool = True, web_config: Any = None,
                          models: Mapping[str, Model] | None = None) -> ComparisonResult:
     write = progress or (lambda _: None)
+    if resume:
+        _refuse_if_running(where)
     p = prepare_experiment(exp, where, environ=environ, use_config_file=use_config_file, web_config=web_config,
                            models=models)
     try:
@@ -80,6 +83,16 @@ async def run_comparison(exp: Experiment, where: ExperimentDir, *, resume: bool 
         return await finish(p, write)
     finally:
         await close_models(p)
+
+
+def _refuse_if_running(where: ExperimentDir) -> None:
+    """--resume while a process still runs the experiment would run its cells twice: refused."""
+    from ..rundir import is_live
+
+    live = [d.name for d in sorted(where.runs.glob("*")) if d.is_dir() and is_live(d)] if where.runs.is_dir() else []
+    if live:
+        raise UsageError(f"the comparison {where.path} is still running (a live process holds its run {live[0]}): "
+                         "wait for it, or stop it, before resuming")
 
 
 def _pinned(exp: Experiment, p: Prepared) -> Experiment:
