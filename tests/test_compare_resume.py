@@ -80,14 +80,28 @@ def _statuses(where: Path) -> list[str]:
     return sorted(json.loads((d / "manifest.json").read_text())["status"] for d in (where / "runs").iterdir())
 
 
-def _resume(tmp_path: Path, srv: FakeAnthropicServer, where: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(_compare("--resume", str(where), *extra), cwd=tmp_path, env=_env(tmp_path, srv),
-                          capture_output=True, text=True, timeout=300)
+@pytest.fixture
+def resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """`research compare --resume DIR` through the `research` entry point in this process (the
+    interrupted process was real; a second one per resume costs seconds): (exit code, stderr)."""
+    from lead_agent.cli import main
+
+    def run(srv: FakeAnthropicServer, where: Path, *extra: str) -> tuple[int, str]:
+        monkeypatch.chdir(tmp_path)
+        for k in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))]:
+            monkeypatch.delenv(k)
+        for k, v in _env(tmp_path, srv).items():
+            monkeypatch.setenv(k, v)
+        capsys.readouterr()
+        code = main(["compare", "--resume", str(where), *extra])
+        return code, capsys.readouterr().err
+
+    return run
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_ends_the_cells_in_flight_as_interrupted_and_resume_finishes_them(
-        tmp_path: Path, signum: int) -> None:
+        tmp_path: Path, signum: int, resume) -> None:
     handler = StuckSubagents()
     with FakeAnthropicServer(handler=handler) as srv:
         proc = _start_and_wait(tmp_path, srv, [*_experiment(tmp_path, 2), "--parallel", "2"], in_flight=2)
@@ -105,15 +119,15 @@ def test_a_signal_ends_the_cells_in_flight_as_interrupted_and_resume_finishes_th
         if signum != signal.SIGTERM:
             return  # the same path from here on: resume once, after SIGTERM
         handler.stuck = False
-        done = _resume(tmp_path, srv, where)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "2 interrupted, continued" in done.stderr
+        code, err = resume(srv, where)
+    assert code == 0, err[-3000:]
+    assert "2 interrupted, continued" in err
     assert _statuses(where) == ["completed"] * 4  # the interrupted runs were continued, not left behind
     rows = [json.loads(x) for x in (where / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and all(r["status"] == "completed" for r in rows)
 
 
-def test_cells_left_running_by_kill_9_are_run_again_on_resume(tmp_path: Path) -> None:
+def test_cells_left_running_by_kill_9_are_run_again_on_resume(tmp_path: Path, resume) -> None:
     handler = StuckSubagents()
     with FakeAnthropicServer(handler=handler) as srv:
         proc = _start_and_wait(tmp_path, srv, [*_experiment(tmp_path, 2), "--parallel", "2"], in_flight=2)
@@ -129,15 +143,15 @@ def test_cells_left_running_by_kill_9_are_run_again_on_resume(tmp_path: Path) ->
         live = RunDir.at(killed)
         live.lock()  # as if the process running the experiment were still alive: its cells must not run twice
         try:
-            refused = _resume(tmp_path, srv, where)
+            code, err = resume(srv, where)
         finally:
             live.unlock()
-        assert refused.returncode == 2 and "is still running" in refused.stderr and len(_statuses(where)) == 2
+        assert code == 2 and "is still running" in err and len(_statuses(where)) == 2
         handler.stuck = False
-        done = _resume(tmp_path, srv, where)
+        code, err = resume(srv, where)
         runs = subprocess.run([sys.executable, "-m", "lead_agent.cli", "runs", "--runs-dir", str(where / "runs")],
                               cwd=tmp_path, env=_env(tmp_path, srv), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert code == 0, err[-3000:]
     assert _statuses(where) == ["completed"] * 4
     assert "running" not in runs.stdout and runs.returncode == 0
     rows = [json.loads(x) for x in (where / "results.jsonl").read_text().splitlines()]
