@@ -1,7 +1,8 @@
 """`research show RUN --follow`: follow a run that is still going by re-reading its directory as
 the transcripts grow (`read_run` works on a running or crashed run). On a terminal the live tree
 is redrawn; otherwise each new event that matters is printed as a timestamped line. Ends when the
-run ends; Ctrl-C stops following (the run itself is not touched)."""
+run ends, or when no live process holds it (killed: it would never end); Ctrl-C stops following
+(the run itself is not touched)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 
 from subagents.events import EventRecord, RunEnded
 from subagents.runs import iter_records
+
+from .rundir import is_live
 
 POLL = 0.5
 
@@ -35,6 +38,7 @@ def follow(path: Path, *, poll: float = POLL, timeout: float | None = None) -> i
         observer = PlainProgress(lambda line: print(line, flush=True))
     seen: set[tuple[str, int]] = set()
     started = time.monotonic()
+    dead = 0  # polls in a row that found no process holding the run
     try:
         while True:
             ended = False
@@ -43,6 +47,11 @@ def follow(path: Path, *, poll: float = POLL, timeout: float | None = None) -> i
                 ended = ended or isinstance(rec.event, RunEnded)
             if ended or (timeout is not None and time.monotonic() - started > timeout):
                 break
+            dead = 0 if is_live(path) else dead + 1
+            if dead >= 2:  # killed (kill -9, a crash): it will never end by itself
+                print(f"research: no live process holds this run (killed?); continue it with "
+                      f"`research resume {path}`", file=sys.stderr)
+                return 1
             time.sleep(poll)
     except KeyboardInterrupt:
         pass

@@ -114,6 +114,10 @@ def test_follow_prints_a_run_as_it_grows_and_stops_at_its_end(finished: Path, tm
         keep = [line for line in text.splitlines() if json.loads(line)["kind"] in ("run_start", "agent_start", "plan")
                 and json.loads(line)["agent_id"] in ("run", "lead")]
         p.write_text("".join(line + "\n" for line in keep))
+    from lead_agent.rundir import RunDir
+
+    live = RunDir.at(finished)
+    live.lock()  # held as by the process running it (a run no process holds is not followed: it was killed)
     proc = subprocess.Popen([sys.executable, "-m", "lead_agent.cli", "show", str(finished), "--follow"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -124,6 +128,7 @@ def test_follow_prints_a_run_as_it_grows_and_stops_at_its_end(finished: Path, tm
         out, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
+        live.unlock()
     assert proc.returncode == 0, err
     lines = out.splitlines()
     assert all(re.match(r"\d\d:\d\d:\d\d ", line) for line in lines)

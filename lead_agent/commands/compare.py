@@ -101,21 +101,24 @@ def main(args: argparse.Namespace) -> int:
     from ..api import is_interrupt
     from ..compare.harness import run_comparison
     from ..settings import UsageError
+    from .common import run_until_signal
 
     where = None
     try:
         exp, where, resume = _experiment(args)
-        result = trio.run(lambda: run_comparison(exp, where, resume=resume,
-                                                 progress=None if args.quiet else _stderr))
+        result, signum = trio.run(run_until_signal, lambda: run_comparison(exp, where, resume=resume,
+                                                                           progress=None if args.quiet else _stderr))
     except UsageError as e:
         err(str(e))
         return EXIT_USAGE
     except (KeyboardInterrupt, BaseExceptionGroup) as e:
         if not is_interrupt(e):
             raise
-        if where is not None and where.path.is_dir():
-            print(f"\nresearch: interrupted; finish it with: research compare --resume {where.path}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        result, signum = None, None
+    if result is None:  # Ctrl-C, SIGTERM or SIGHUP: the cells in flight ended as interrupted
+        hint = f"; finish it with: research compare --resume {where.path}" if where and where.path.is_dir() else ""
+        print(f"\nresearch: interrupted{hint}", file=sys.stderr)
+        return 128 + signum if signum else EXIT_INTERRUPTED
     print(result.summary)
     print(f"Comparison saved to {result.path}/ (summary.md, results.jsonl, report.html, runs/)")
     failed = sum(1 for r in result.rows if r["status"] not in ("completed", "completed_empty"))

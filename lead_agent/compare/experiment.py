@@ -106,7 +106,7 @@ def new_experiment_id() -> str:
 
 def read_experiment_file(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))  # a byte order mark is not TOML
     except FileNotFoundError:
         raise UsageError(f"experiment file not found: {path}") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
@@ -212,6 +212,16 @@ class ExperimentDir:
         except OSError as e:
             raise UsageError(f"cannot create the comparison directory {self.path}: {e}") from None
         write_json(self.path / EXPERIMENT, exp.to_json())
+
+    def save(self, exp: Experiment) -> None:
+        """Write experiment.json again when the experiment changed (settings given on --resume)."""
+        f = self.path / EXPERIMENT
+        try:
+            same = json.loads(f.read_text(encoding="utf-8")) == json.loads(json.dumps(exp.to_json()))
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            write_json(f, exp.to_json())
 
     def load(self) -> Experiment:
         f = self.path / EXPERIMENT

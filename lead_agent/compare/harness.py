@@ -11,6 +11,7 @@ adapters).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass
@@ -21,11 +22,12 @@ from subagents.events import EventBus
 from subagents.model import Model
 from subagents.transcript import TranscriptWriter
 
+from ..settings import UsageError
 from .analysis import JudgeSummary, comparisons, judge_rows, result_rows
 from .experiment import REPORT_HTML, RESULTS, SUMMARY, Experiment, ExperimentDir
 from .html_report import render_html
 from .judge import JUDGMENTS, Judge
-from .runner import Prepared, Progress, close_models, finished_cells, prepare_experiment, run_cells
+from .runner import Prepared, Progress, close_models, past_runs, prepare_experiment, run_cells
 from .stats import Comparison
 from .summary import render_summary
 
@@ -56,23 +58,48 @@ async def run_comparison(exp: Experiment, where: ExperimentDir, *, resume: bool 
                          use_config_file: bool = True, web_config: Any = None,
                          models: Mapping[str, Model] | None = None) -> ComparisonResult:
     write = progress or (lambda _: None)
+    if resume:
+        _refuse_if_running(where)
     p = prepare_experiment(exp, where, environ=environ, use_config_file=use_config_file, web_config=web_config,
                            models=models)
     try:
         if not resume:
+            p.exp = exp = _pinned(exp, p)
             where.create(exp)
+        else:
+            where.save(exp)  # settings changed on resume (--parallel, --max-cost) hold for later resumes too
         if p.note:
             write(f"note: {p.note}")
-        done = finished_cells(where)
+        past = past_runs(where)
+        done = past.done
         pending = [c for c in exp.cells() if c.key not in done]
         total = len(exp.variants) * len(exp.questions) * exp.repeats
-        prog = Progress(total=total, parallel=exp.parallel, write=write, done=len(done))
+        prog = Progress(total=total, parallel=exp.parallel, write=write, done=len(done), cost=past.spent)
         write(f"{exp.id}: {total} cells ({len(exp.variants)} variants × {len(exp.questions)} questions × "
-              f"{exp.repeats} repeat(s)), {exp.parallel} at once" + (f"; {len(done)} already done" if done else ""))
-        await run_cells(p, prog, pending)
+              f"{exp.repeats} repeat(s)), {exp.parallel} at once" + (f"; {len(done)} already done" if done else "")
+              + (f"; {len(past.unfinished)} interrupted, continued" if past.unfinished else "")
+              + (f"; ${past.spent:.4f} spent so far" if past.spent else ""))
+        await run_cells(p, prog, pending, past.unfinished)
         return await finish(p, write)
     finally:
         await close_models(p)
+
+
+def _refuse_if_running(where: ExperimentDir) -> None:
+    """--resume while a process still runs the experiment would run its cells twice: refused."""
+    from ..rundir import is_live
+
+    live = [d.name for d in sorted(where.runs.glob("*")) if d.is_dir() and is_live(d)] if where.runs.is_dir() else []
+    if live:
+        raise UsageError(f"the comparison {where.path} is still running (a live process holds its run {live[0]}): "
+                         "wait for it, or stop it, before resuming")
+
+
+def _pinned(exp: Experiment, p: Prepared) -> Experiment:
+    """The experiment with the models the environment or config file chose (no flag named them), so
+    --resume runs the same models in another shell, or refuses, instead of switching."""
+    chosen = {k: getattr(p.base, k) for k in ("lead_model", "subagent_model") if isinstance(getattr(p.base, k), str)}
+    return dataclasses.replace(exp, options={**chosen, **exp.options})
 
 
 async def finish(p: Prepared, write: Callable[[str], None]) -> ComparisonResult:

@@ -14,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..terminal import question_problem
+
 PYTHON_DOCS_ROOT = Path("/usr/share/doc/python3.11/html")
 POSTGRESQL_DOCS_ROOT = Path("/usr/share/doc/postgresql-doc-15/html")
 
@@ -62,12 +64,16 @@ def parse_line(raw: str, where: str, n: int) -> Question:
     try:
         d = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise QuestionError(f"{where}: not valid JSON ({e.msg})") from None
+        at = e.msg if e.msg.endswith(" at") else f"{e.msg} at"
+        raise QuestionError(f"{where}: not valid JSON ({at} column {e.colno})") from None
     if not isinstance(d, dict):
         raise QuestionError(f"{where}: expected a JSON object")
     q = d.get("question", d.get("prompt"))  # DeepResearch Bench calls it "prompt"
     if not isinstance(q, str) or not q.strip():
         raise QuestionError(f"{where}: \"question\" is missing or empty")
+    problem = question_problem(q)  # the check every run makes, made here so the error names the file and line
+    if problem:
+        raise QuestionError(f"{where}: {problem}")
     split = d.get("split")
     if split is not None and not isinstance(split, str):
         raise QuestionError(f"{where}: split must be a string")
@@ -97,7 +103,7 @@ def parse_questions(lines: Iterable[str], source: str) -> list[Question]:
 
 def load_file(path: Path) -> list[Question]:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte order mark (Windows editors) is not a question
     except FileNotFoundError:
         raise QuestionError(f"question file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as e:

@@ -19,7 +19,7 @@ import trio
 from subagents.events import EventRecord, ModelResponded, RunStarted
 from subagents.model import Model
 from subagents.models.pricing import cost
-from subagents.models.resolve import ModelConfigError, ModelFactory
+from subagents.models.resolve import MissingApiKey, ModelConfigError, ModelFactory
 from subagents.runs import read_run
 
 from ..api import RunFailed, run_research
@@ -28,6 +28,7 @@ from .experiment import Cell, Experiment, ExperimentDir
 from .variants import offline_note
 
 DONE = ("completed", "completed_empty")  # run statuses a resume keeps
+UNFINISHED = ("interrupted", "running")  # run statuses a resume continues (running: its process was killed)
 
 
 @dataclass
@@ -43,10 +44,15 @@ class Prepared:
     to_close: list[Model] = field(default_factory=list)
 
 
-def _model(factory: ModelFactory, cache: dict[str, Model], name: str) -> Model:
+def _model(factory: ModelFactory, cache: dict[str, Model], name: str, *, judge: bool = False) -> Model:
     if name not in cache:
         try:
             cache[name] = factory.model(name)
+        except MissingApiKey as e:
+            if judge:  # running offline is no way out: the judge needs a language model
+                raise UsageError(f"{e.env} is not set: export it to use {name!r} as the judge, or leave out "
+                                 "--judge-model (there is no offline judge)") from None
+            raise UsageError(str(e)) from None
         except ModelConfigError as e:
             raise UsageError(str(e)) from None
     return cache[name]
@@ -76,7 +82,7 @@ def prepare_experiment(exp: Experiment, where: ExperimentDir, *, environ: Mappin
                                    for n in names)  # type: ignore[assignment]
     judge = None
     if exp.judge_model:
-        judge = given.get(exp.judge_model) or _model(factory, cache, exp.judge_model)
+        judge = given.get(exp.judge_model) or _model(factory, cache, exp.judge_model, judge=True)
         if not judge.is_language_model:
             raise UsageError(f"the judge needs a language model ({exp.judge_model!r} is not one)")
     names = {v.name: (by_variant[v.name][0].name, by_variant[v.name][1].name) for v in exp.variants}
@@ -113,11 +119,23 @@ def cell_settings(p: Prepared, cell: Cell) -> Settings:
 # ---------------------------------------------------------------- finished cells
 
 
-def finished_cells(where: ExperimentDir) -> dict[str, Path]:
-    """Cells whose run completed, read back from the runs themselves: cell key -> run directory."""
-    done: dict[str, Path] = {}
+@dataclass
+class PastRuns:
+    """What earlier attempts at an experiment left under runs/ (read back from the runs themselves)."""
+
+    done: dict[str, Path] = field(default_factory=dict)  # cell key -> its completed run
+    unfinished: dict[str, Path] = field(default_factory=dict)  # interrupted, or left running by a killed process
+    spent: float = 0.0  # what every run of the experiment cost so far (runs of unknown price count what is known)
+
+
+def past_runs(where: ExperimentDir) -> PastRuns:
+    """Every run of the experiment, by cell: completed runs are kept, unfinished ones are continued on
+    --resume, and all of them count towards the experiment's cost."""
+    from ..rundir import is_live
+
+    past = PastRuns()
     if not where.runs.is_dir():
-        return done
+        return past
     for path in sorted(where.runs.iterdir()):
         if not path.is_dir():
             continue
@@ -125,11 +143,22 @@ def finished_cells(where: ExperimentDir) -> dict[str, Path]:
             run = read_run(path)
         except (OSError, ValueError):
             continue
+        past.spent += run.trace.cost_usd() or 0.0
         started = run.trace.started
         cell = (started.options.get("labels") or {}).get("cell") if started else None
-        if cell and run.status in DONE:
-            done[cell] = path
-    return done
+        if not cell:
+            continue
+        if run.status in DONE:
+            past.done[cell] = path
+            past.unfinished.pop(cell, None)
+        elif run.status in UNFINISHED and cell not in past.done and not is_live(path):
+            past.unfinished[cell] = path
+    return past
+
+
+def finished_cells(where: ExperimentDir) -> dict[str, Path]:
+    """Cells whose run completed, read back from the runs themselves: cell key -> run directory."""
+    return past_runs(where).done
 
 
 # ---------------------------------------------------------------- progress and cost
@@ -189,8 +218,11 @@ class Progress:
 # ---------------------------------------------------------------- running the cells
 
 
-async def run_cells(p: Prepared, progress: Progress, pending: list[Cell]) -> None:
+async def run_cells(p: Prepared, progress: Progress, pending: list[Cell],
+                    unfinished: Mapping[str, Path] | None = None) -> None:
+    """Run the pending cells; a cell with an unfinished run (`unfinished`: cell key -> run) continues it."""
     limiter = trio.CapacityLimiter(p.exp.parallel)
+    unfinished = unfinished or {}
 
     async def one(cell: Cell) -> None:
         async with limiter:
@@ -199,29 +231,46 @@ async def run_cells(p: Prepared, progress: Progress, pending: list[Cell]) -> Non
                 p.dir.log_cell({"cell": cell.key, "event": "skipped", "reason": f"max cost ${p.exp.max_cost:g} reached"})
                 progress.line(f"{cell.key} not started: the experiment reached --max-cost ${p.exp.max_cost:g}")
                 return
-            await run_cell(p, cell, progress)
+            await run_cell(p, cell, progress, unfinished.get(cell.key))
 
     async with trio.open_nursery() as nursery:
         for cell in pending:
             nursery.start_soon(one, cell)
 
 
-async def run_cell(p: Prepared, cell: Cell, progress: Progress) -> None:
+async def _run(p: Prepared, cell: Cell, watch: "CellWatch", resume_from: Path | None) -> Any:
+    """A new run for the cell, or its unfinished run continued (what that run spent is already counted)."""
+    if resume_from is None:
+        return await run_research(cell_settings(p, cell), observers=[watch])
+    from ..checkpoint import open_checkpoint
+
+    checkpoint = open_checkpoint(resume_from)
+    watch.run_dir = resume_from
+    watch.cost = checkpoint.trace.cost_usd() or 0.0
+    return await run_research(cell_settings(p, cell), observers=[watch], checkpoint=checkpoint)
+
+
+async def run_cell(p: Prepared, cell: Cell, progress: Progress, resume_from: Path | None = None) -> None:
     def add(c: float) -> None:
         progress.cost += c
 
     watch = CellWatch(add)
     progress.running += 1
-    p.dir.log_cell({"cell": cell.key, "event": "start"})
+    p.dir.log_cell({"cell": cell.key, "event": "start", **({"resumes": _rel(p, resume_from)} if resume_from else {})})
     t0 = time.monotonic()
     status, error = "failed", None
     try:
-        result = await run_research(cell_settings(p, cell), observers=[watch])
+        result = await _run(p, cell, watch, resume_from)
         status = result.status
     except RunFailed as e:
         error = str(e)
     except (UsageError, Exception) as e:  # a failing cell is recorded; the experiment goes on
         error = f"{type(e).__name__}: {e}"
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: the run ended as interrupted; so does the cell
+        p.dir.log_cell({"cell": cell.key, "event": "end", "status": "interrupted", "run_dir": _rel(p, watch.run_dir),
+                        "error": None, "seconds": round(time.monotonic() - t0, 3),
+                        "cost_usd": None if watch.unknown_cost else round(watch.cost, 6)})
+        raise
     finally:
         progress.running -= 1
     seconds = round(time.monotonic() - t0, 3)
@@ -229,10 +278,13 @@ async def run_cell(p: Prepared, cell: Cell, progress: Progress) -> None:
     progress.done += ok
     progress.failed += not ok
     progress.seconds.append(seconds)
-    run_dir = str(watch.run_dir.relative_to(p.dir.path)) if watch.run_dir else None
-    p.dir.log_cell({"cell": cell.key, "event": "end", "status": status, "run_dir": run_dir, "error": error,
-                    "seconds": seconds, "cost_usd": None if watch.unknown_cost else round(watch.cost, 6)})
+    p.dir.log_cell({"cell": cell.key, "event": "end", "status": status, "run_dir": _rel(p, watch.run_dir),
+                    "error": error, "seconds": seconds, "cost_usd": None if watch.unknown_cost else round(watch.cost, 6)})
     progress.line(f"{cell.key} {status} in {seconds:.1f}s" + (f": {error}" if error else ""))
+
+
+def _rel(p: Prepared, run_dir: Path | None) -> str | None:
+    return str(run_dir.relative_to(p.dir.path)) if run_dir else None
 
 
 async def close_models(p: Prepared) -> None:

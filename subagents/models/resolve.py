@@ -35,6 +35,17 @@ class ModelConfigError(ValueError):
     """Bad model / provider configuration: a user mistake, reported in one line (exit 2)."""
 
 
+class MissingApiKey(ModelConfigError):
+    """A model needs an API key that is not set. The message suggests running offline; a caller for
+    whom that is no way out (a judge needs a language model) words its own from `env` and `model`."""
+
+    def __init__(self, env: str, model: str) -> None:
+        super().__init__(f"{env} is not set: export it to use {model!r}, or run offline with "
+                         "--lead-model extractive --subagent-model extractive")
+        self.env = env
+        self.model = model
+
+
 @dataclass(frozen=True)
 class ModelSettings:
     """Everything the adapters of a run need, resolved once at the entry point."""
@@ -140,10 +151,7 @@ class ModelFactory:
     def _anthropic(self, name: str) -> Model:
         s = self.settings
         if not s.anthropic_api_key:
-            raise ModelConfigError(
-                f"{ANTHROPIC_KEY_ENV} is not set: export it to use {name!r}, or run offline with "
-                "--lead-model extractive --subagent-model extractive"
-            )
+            raise MissingApiKey(ANTHROPIC_KEY_ENV, name)
         base_url = s.base_url or s.anthropic_base_url
         if base_url:
             base_url = validate_base_url(base_url)
