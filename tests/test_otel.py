@@ -89,9 +89,10 @@ async def test_a_failed_tool_call_is_an_error_span(tmp_path: Path) -> None:
     lead = ScriptedModel([tool_call("delegate", {**PLAN, "tasks": PLAN["tasks"][:1]}), text("# Nothing found\n\nNo.")])
     sub = ScriptedModel([tool_call("search_notes", {"query": "zzzz"}), tool_call(
         "submit_findings", {"status": "failed", "summary": "nothing", "claims": []})])
-    await api.research("q?", runs_dir=tmp_path, lead_model=lead, subagent_model=sub, extra_tools=note_tools(DOCS),
-                       max_rounds=1, observers=[otel], use_config_file=False, environ={})
-    otel.close()
+    with pytest.raises(api.RunFailed, match="every subagent failed"):  # its only tool call failed
+        await api.research("q?", runs_dir=tmp_path, lead_model=lead, subagent_model=sub, extra_tools=note_tools(DOCS),
+                           max_rounds=1, observers=[otel], use_config_file=False, environ={})
+    otel.close()  # a failed run is exported too
     [search] = [s for s in memory.get_finished_spans() if s.name == "execute_tool search_notes"]
     assert search.status.status_code is StatusCode.ERROR and search.attributes["error.type"] == "tool_error"
 
