@@ -325,3 +325,40 @@ def test_a_subagent_searches_again_with_words_its_best_results_share(docs: Path,
     assert new_words, extra  # words from the results, not from the question
     text = " ".join(f"{s.title} {s.text}" for s in read_run(result.run_dir).sources).lower()
     assert all(w in text for w in new_words)  # (titles and texts of what the searches returned)
+
+
+def _notes(docs: Path, n: int) -> None:
+    """`n` one-passage notes: a corpus large enough for a word it lacks to say something."""
+    (docs / "notes").mkdir()
+    for i in range(n):
+        (docs / "notes" / f"n{i:04d}.txt").write_text(f"Note {i}\n\nThe register {i} holds a value and its flag.\n")
+
+
+def test_a_word_the_documents_never_use_makes_the_question_not_found(docs: Path, tmp_path: Path) -> None:
+    """"copy" and "widget" are documented; "gizmoflux" is no word of the corpus: the question is about
+    something else, however well its other words match."""
+    _notes(docs, 1000)
+    result = run("How do I copy a widget with gizmoflux?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "never use the word gizmoflux" in result.report
+    # the user's own wording of the action ("how do I zorble …") or a verb's -ing form is no such thing
+    for i, question in enumerate(("How do I zorble a widget together with its children?",
+                                  "How do I copy a widget with its children when blorping?")):
+        report = run(question, docs, tmp_path / f"ok{i}").report
+        assert "do not answer this question" not in report, report
+        assert "clone() with deep=True" in report
+
+
+def test_a_word_a_small_corpus_lacks_does_not_decide(docs: Path, tmp_path: Path) -> None:
+    report = run("How do I copy a widget with gizmoflux?", docs, tmp_path).report
+    assert "do not answer this question" not in report and "clone() with deep=True" in report, report
+
+
+def test_a_name_the_answer_does_not_mention_is_reported_as_uncovered_not_as_in_passing(docs: Path,
+                                                                                    tmp_path: Path) -> None:
+    result = run("Why do widgets share one theme object, unlike widgets.clone?", docs, tmp_path)
+    sub = next(a for a in read_run(result.run_dir).trace.ordered_agents() if a.findings is not None)
+    assert sub.findings.claims, result.report
+    assert "No claim mentions widgets.clone." in sub.findings.open_questions
+    assert sub.findings.status is FindingsStatus.PARTIAL
+    assert not any("only in passing" in q for q in sub.findings.open_questions)
