@@ -362,3 +362,23 @@ def test_a_name_the_answer_does_not_mention_is_reported_as_uncovered_not_as_in_p
     assert "No claim mentions widgets.clone." in sub.findings.open_questions
     assert sub.findings.status is FindingsStatus.PARTIAL
     assert not any("only in passing" in q for q in sub.findings.open_questions)
+
+
+def test_a_navigation_bar_is_never_quoted(docs: Path, tmp_path: Path) -> None:
+    """DocBook pages carry "Prev | Up | Next" bars in their text: cells, not a sentence of the answer."""
+    (docs / "keys.txt").write_text("3.3. Foreign Keys\nPrev | Up | Chapter 3. Advanced Features | Home | Next\n\n"
+                                   "A foreign key ties the values in a column to the rows of another table.\n\n"
+                                   "Prev | Up | Next\n3.2. Foreign Views | Home | 3.4. Foreign Transactions\n")
+    report = run("What is a foreign key?", docs, tmp_path).report
+    assert "A foreign key ties the values in a column" in section(report, "Answer"), report
+    assert "Home" not in report and "Prev" not in report, report
+
+
+def test_a_synopsis_line_is_not_taken_for_a_sentence(docs: Path, tmp_path: Path) -> None:
+    """"DROP GADGET [ IF EXISTS ] name [,...]" ends in a period inside brackets: syntax, not a sentence."""
+    (docs / "drop.txt").write_text("DROP GADGET\n\nDROP GADGET [ IF EXISTS ] name [,...]\n\n"
+                                   "DROP GADGET removes a gadget from the gadget registry of a widget.\n")
+    report = run("How do I drop a gadget that may not exist?", docs, tmp_path).report
+    prose = [ln for ln in (section(report, "Answer") + section(report, "Details")).splitlines()
+             if re.search(r"\[\d+\]$", ln)]
+    assert prose and not any("[,...]" in ln for ln in prose), report
