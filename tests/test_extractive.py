@@ -382,3 +382,15 @@ def test_a_synopsis_line_is_not_taken_for_a_sentence(docs: Path, tmp_path: Path)
     prose = [ln for ln in (section(report, "Answer") + section(report, "Details")).splitlines()
              if re.search(r"\[\d+\]$", ln)]
     assert prose and not any("[,...]" in ln for ln in prose), report
+
+
+def test_a_grammar_rule_above_a_sentence_is_no_term_it_defines(docs: Path, tmp_path: Path) -> None:
+    """A glossary term right above a sentence marks its definition; a grammar production
+    ("expression ::= conditional_expression | gizmo_expr") names no term the sentence below defines."""
+    (docs / "expressions.txt").write_text(
+        "Expressions\n\nexpression ::= conditional_expression | gizmo_expr\n"
+        "Conditional expressions have the lowest priority of all operations.\n\n"
+        "Gizmo expressions (sometimes called gizmo forms) are used to create anonymous gizmos.\n")
+    answer = section(run("What is a gizmo expression?", docs, tmp_path).report, "Answer")
+    first = next(ln for ln in answer.splitlines() if ln.strip())
+    assert first.startswith("Gizmo expressions (sometimes called gizmo forms)"), answer

@@ -90,6 +90,9 @@ _CODEISH = re.compile(r"^\s*(?:>>>|\$ |#|[A-Za-z_][\w.]*\s*(?:=|\()|(?:def|class
                       r"print|SELECT|CREATE|INSERT|UPDATE|DELETE|ALTER)\b)")
 
 
+_NOT_A_TERM = re.compile(r"::=|\s\|\s|\s=\s")  # a grammar production or an assignment, not a term being defined
+
+
 def split_sentences(block: str) -> list[str]:
     block = " ".join(block.split())
     if not block:
@@ -168,7 +171,7 @@ def _split_units(passage: Passage) -> list[Unit]:
                 and len(prev.text.split()) >= 6:
             prev.intro = True
         if prev is not None and prev.kind is UnitKind.SENTENCE and len(prev.text.split()) <= 5 \
-                and not _SENTENCE_END.search(prev.text):
+                and not _SENTENCE_END.search(prev.text) and not _NOT_A_TERM.search(prev.text):
             u.term_line = prev.text
             u.forms |= text_forms(prev.text)  # a definition is about the term it follows
     return units
