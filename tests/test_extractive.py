@@ -394,3 +394,15 @@ def test_a_grammar_rule_above_a_sentence_is_no_term_it_defines(docs: Path, tmp_p
     answer = section(run("What is a gizmo expression?", docs, tmp_path).report, "Answer")
     first = next(ln for ln in answer.splitlines() if ln.strip())
     assert first.startswith("Gizmo expressions (sometimes called gizmo forms)"), answer
+
+
+def test_a_compared_entity_needs_only_its_own_words_in_the_answering_sentence(docs: Path, tmp_path: Path) -> None:
+    """The gizmo's subagent also carries the question's other words (timers, screens) as context: a sentence
+    naming the gizmo alone still answers its part, as long as the whole question's words are elsewhere."""
+    (docs / "gizmos.txt").write_text("Gizmos\n\nA gizmo is a stateless helper that a widget calls to measure text.\n")
+    (docs / "timers.txt").write_text("Timers\n\nTimers fire at a fixed rate.\n")
+    (docs / "screens.txt").write_text("Screens\n\nScreens show pixels.\n")
+    result = run("Should I use a gizmo or a widget for timers on screens?", docs, tmp_path)
+    table = section(result.report, "Answer")
+    row = next(ln for ln in table.splitlines() if ln.startswith("| gizmo |"))
+    assert "A gizmo is a stateless helper" in row, result.report

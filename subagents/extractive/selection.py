@@ -399,7 +399,8 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
         if all(r.source_id != s.unit.source_id for r in related):
             related.append(s.unit)
     terms = weighted_terms(focus, ev.weights, ev.alias_forms(), ev.all_text())
-    need = 2 if len(terms) >= 3 else 1
+    own = [t for t, _ in terms if t not in focus.context]  # the whole question's other words only help
+    need = 2 if len(own) >= 3 else 1
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
     names = focus.key_names(ev.weights)
     passing = names if names and all(ev.weights.incidental(t) for t in names) else []
