@@ -406,3 +406,14 @@ def test_a_compared_entity_needs_only_its_own_words_in_the_answering_sentence(do
     table = section(result.report, "Answer")
     row = next(ln for ln in table.splitlines() if ln.startswith("| gizmo |"))
     assert "A gizmo is a stateless helper" in row, result.report
+
+
+def test_a_function_documented_in_a_table_row_is_not_mentioned_in_passing(docs: Path, tmp_path: Path) -> None:
+    """A function table (PostgreSQL's) gives no function a heading: the row that shows the function with its
+    arguments is its entry, so the question about it is answered, not "mentioned only in passing"."""
+    (docs / "functions.txt").write_text(
+        "Gadget functions\n\nThe functions below operate on gadget values.\n\n"
+        "gadget_set ( target gadget, path text ) → gadget Returns target with the item at path replaced.\n")
+    report = run("What does gadget_set do?", docs, tmp_path).report
+    assert "only in passing" not in report, report
+    assert "Returns target with the item at path replaced" in section(report, "Answer"), report

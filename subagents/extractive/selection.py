@@ -307,6 +307,17 @@ def _foreign_package(term: Term, weights: Weights) -> bool:
     return weights.df.get(root) == 0
 
 
+def api_entry(term: Term, raw: str) -> bool:
+    """An identifier the retrieved text shows with its arguments ("jsonb_set ( target jsonb, …"): an entry of
+    the documentation (a row of a function table has no heading of its own), not a mention in passing."""
+    name = _CALL_TAIL.sub("", term.text.strip("`@"))
+    return term.kind is TermKind.IDENT and bool(name) and bool(
+        re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", raw))
+
+
+_CALL_TAIL = re.compile(r"\(.*\)$")
+
+
 def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     raw = ev.all_text()
     terms = weighted_terms(focus, ev.weights, ev.alias_forms(), raw)
@@ -403,7 +414,8 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
     need = 2 if len(own) >= 3 else 1
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
     names = focus.key_names(ev.weights)
-    passing = names if names and all(ev.weights.incidental(t) for t in names) else []
+    raw = ev.all_text()
+    passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
     unknown = unknown_words(focus, ev.weights)
     if best is None or missing or passing or unknown or not enough:
