@@ -7,6 +7,11 @@ times a bonus for the answer type's pattern (a definition for what-is, an API an
 for how-to, a because-clause for why, both entities and a contrast for a comparison, an
 enumeration for a list), times small quality factors (a self-contained sentence of ordinary
 length) and the passage's search rank. The thresholds are constants calibrated on the dev split.
+
+"Not found" also when the objective names what the documents do not cover: a name or identifier no
+retrieved text mentions, names only mentioned in passing (no title or heading, no API entry names
+them), a product version no release notes title, or — in a corpus large enough for its vocabulary to
+tell — ordinary words the corpus never uses, a fifth or more of the objective's terms.
 """
 
 from __future__ import annotations
