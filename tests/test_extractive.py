@@ -343,7 +343,8 @@ def test_a_word_the_documents_never_use_makes_the_question_not_found(docs: Path,
     assert "never use the word gizmoflux" in result.report
     # the user's own wording of the action ("how do I zorble …") or a verb's -ing form is no such thing
     for i, question in enumerate(("How do I zorble a widget together with its children?",
-                                  "How do I copy a widget with its children when blorping?")):
+                                  "How do I copy a widget with its children when blorping?",
+                                  "Why does my widget zorble its children when I copy it deep?")):
         report = run(question, docs, tmp_path / f"ok{i}").report
         assert "do not answer this question" not in report, report
         assert "clone() with deep=True" in report

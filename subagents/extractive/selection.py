@@ -285,10 +285,14 @@ def _never_used(term: Term, weights: Weights) -> bool:
     return weights.absent(term) and not _INFLECTED.search(term.text.lower())
 
 
+_AUX_SUBJECT = r"\b(?:do|does|did|can|could|will|would|should|might|must)\s+(?:(?:my|the|a|an|this|that|your|our|its|their)\s+)?[\w.()'-]+\s+"
+
+
 def _verb_slot(term: Term, text: str) -> bool:
-    """Right after a subject or "to" ("how do I wipe …", "a way to squash …"): the action asked for,
-    worded the user's way, not the thing asked about."""
-    return bool(re.search(rf"\b(?:i|we|you|to)\s+{re.escape(term.text)}\b", text, re.I))
+    """Right after a subject or "to" ("how do I wipe …", "a way to squash …", "why does my regex gobble …"):
+    the action asked for, worded the user's way, not the thing asked about."""
+    word = re.escape(term.text)
+    return bool(re.search(rf"\b(?:i|we|you|to)\s+{word}\b|{_AUX_SUBJECT}{word}\b", text, re.I))
 
 
 def unknown_words(focus: Focus, weights: Weights) -> list[Term]:
