@@ -1,7 +1,7 @@
 """Answer quality of the offline (extractive) research runs against gold answers, next to a plain
-BM25 baseline computed in the same run, per corpus and per split (dev / test reported apart).
+BM25 baseline computed in the same run, per corpus and per split (dev / test / holdout reported apart).
 
-    python bench/bench_quality.py [--sets python,postgresql] [--split dev|test|all] [--limit N]
+    python bench/bench_quality.py [--sets python,postgresql] [--split dev|test|holdout|all] [--limit N]
     python bench/bench_quality.py --questions FILE.jsonl --corpus ROOT   # any question set
 
 Question sets are lead_agent/compare/data/*.jsonl (format in its README). For every question the
@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 DATA = Path(__file__).resolve().parents[1] / "lead_agent" / "compare" / "data"
 SETS = {"python": ("python_docs.jsonl", "/usr/share/doc/python3.11/html"),
         "postgresql": ("postgresql_docs.jsonl", "/usr/share/doc/postgresql-doc-15/html")}
+SPLITS = ("dev", "test", "holdout")
 ARTICLES = {"a", "an", "the"}
 REF = re.compile(r"^(\d+)\. .* — `([^`]+)` \((S\d+)\)$")
 MARK = re.compile(r"\[(\d+(?:\]\[\d+)*)\]")
@@ -74,18 +75,20 @@ def section(report: str, title: str) -> str:
     return m.group(1) if m else ""
 
 
-def page_of(locator: str) -> str:
-    """html-9314/library/shutil.html#4 -> library/shutil.html"""
-    return locator.split("/", 1)[-1].rsplit("#", 1)[0]
+def page_of(locator: str, root_tag: str = "") -> str:
+    """A page relative to the corpus root: 'html-9314/library/shutil.html#4' (a passage id, root tag
+    'html-9314') or 'library/shutil.html' (a reference's path) -> 'library/shutil.html'."""
+    page = locator.rsplit("#", 1)[0]
+    return page[len(root_tag) + 1:] if root_tag and page.startswith(root_tag + "/") else page
 
 
-def references(report: str) -> dict[str, str]:
-    """Reference number -> page."""
+def references(report: str, root_tag: str = "") -> dict[str, str]:
+    """Reference number -> page (relative to the corpus root)."""
     refs = {}
     for line in section(report, "References").splitlines():
         m = REF.match(line.strip())
         if m:
-            refs[m.group(1)] = page_of(m.group(2))
+            refs[m.group(1)] = page_of(m.group(2), root_tag)
     return refs
 
 
@@ -160,6 +163,7 @@ def sibling_overlaps(run_dir: Path) -> list[float]:
 
 def score_method(q: dict, corpus: str, runs: Path, cache: Path) -> Outcome:
     from lead_agent.api import research_sync
+    from subagents.corpus import root_tag_for
     from subagents.runs import read_run
 
     t = time.perf_counter()
@@ -172,7 +176,7 @@ def score_method(q: dict, corpus: str, runs: Path, cache: Path) -> Outcome:
     o.not_found = not claims
     o.claims = len(claims)
     o.claims_used = sum(1 for c in claims if c in report)
-    refs = references(report)
+    refs = references(report, root_tag_for(Path(corpus).resolve()))
     gold = set(q["gold_sources"])
     o.gold_cited = any(p in gold for p in refs.values())
     answer = section(report, "Answer")
@@ -184,10 +188,12 @@ def score_method(q: dict, corpus: str, runs: Path, cache: Path) -> Outcome:
     return o
 
 
-def score_baseline(q: dict, corpus) -> Outcome:
+def score_baseline(q: dict, corpus, root: str) -> Outcome:
+    from subagents.corpus import root_tag_for
+
     o = Outcome(q["id"], q["split"], bool(q["answers"]))
     hits = corpus.search(q["question"], 3)
-    pages = {page_of(p.passage_id) for p in hits}
+    pages = {page_of(p.passage_id, root_tag_for(Path(root).resolve())) for p in hits}
     o.gold_cited = o.gold_in_answer = bool(pages & set(q["gold_sources"]))
     o.f1, o.recall = f1_recall(" ".join(p.text for p in hits), q["answers"])
     o.sentences, o.cut = len(hits), sum(is_cut(" ".join(p.text.split())) for p in hits)
@@ -248,7 +254,7 @@ def main() -> int:
     ap.add_argument("--sets", default="python,postgresql", help="comma-separated: python, postgresql")
     ap.add_argument("--questions", type=Path, help="a question file (with --corpus) instead of --sets")
     ap.add_argument("--corpus", help="the corpus root of --questions")
-    ap.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    ap.add_argument("--split", choices=[*SPLITS, "all"], default="all")
     ap.add_argument("--limit", type=int, help="the first N questions of each set (after --split)")
     ap.add_argument("--cache-dir", type=Path, help="index cache root (default: the user's, so the index is warm)")
     ap.add_argument("--verbose", action="store_true", help="one line per question")
@@ -277,7 +283,7 @@ def main() -> int:
             method, base = [], []
             for q in qs:
                 m = score_method(q, root, Path(tmp) / "runs", cache)
-                b = score_baseline(q, corpus)
+                b = score_baseline(q, corpus, root)
                 method.append(m)
                 base.append(b)
                 if args.verbose:
@@ -286,7 +292,7 @@ def main() -> int:
             corpus.close()
             all_times += [m.seconds for m in method]
             groups = {s: ([m for m in method if m.split == s], [b for b in base if b.split == s])
-                      for s in ("dev", "test") if any(m.split == s for m in method)}
+                      for s in SPLITS if any(m.split == s for m in method)}
             print_table(f"{name} ({path.name}, {len(qs)} questions)", groups)
     if all_times:
         print(f"\nwarm offline run: median {statistics.median(all_times):.2f}s, max {max(all_times):.2f}s per question "

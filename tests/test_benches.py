@@ -79,3 +79,25 @@ def test_bench_runs_as_the_readme_shows(bench: str, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr and proc.stdout.strip()
+
+
+def _bench_module(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_quality_reads_nested_reference_paths_and_passage_ids_as_pages() -> None:
+    """A reference names its page relative to the corpus root ('library/shutil.html'); a passage id carries
+    the root tag ('html-9314/library/shutil.html#4'). Both are the gold page 'library/shutil.html'."""
+    bq = _bench_module("bench_quality")
+    report = ("## Answer\n\nCopy it with copy2(). [1]\n\n## References\n\n"
+              "1. [shutil › Copy](<file:///d/html/library/shutil.html#c>) — `library/shutil.html` (S1)\n"
+              "2. [SQL COPY](<file:///d/pg/sql-copy.html>) — `sql-copy.html` (S2)\n")
+    assert bq.references(report, "html-9314") == {"1": "library/shutil.html", "2": "sql-copy.html"}
+    assert bq.page_of("html-9314/library/shutil.html#4", "html-9314") == "library/shutil.html"
+    assert bq.page_of("html-619e/sql-copy.html#19", "html-619e") == "sql-copy.html"

@@ -8,7 +8,7 @@
 - `selection`: sentences ranked by how well they answer the question's type; relevance floor;
   "not found" when the best evidence is below the threshold or the question is about something the
   documents do not cover (a missing name or package, names mentioned only in passing, a version no
-  release notes title).
+  release notes title, words a large corpus never uses).
 - `planning`: the lead's delegations (distinct queries, boundaries) and its gap rounds.
 - `writing`: the lead's report: the answer first, comparison tables, "possibly related".
 `subagents.models.extractive.ExtractiveModel` drives the agent loops with them.

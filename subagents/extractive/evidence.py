@@ -83,11 +83,14 @@ def material(content: str) -> Any:
 
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$", re.I)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[])")
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]?$|\)$")
+_SENTENCE_END = re.compile(r"[.!?][\"')]?$|\)$")  # not "name [,...]": syntax (a SQL synopsis), not a sentence
 SIGNATURE = _SIGNATURE = re.compile(r"^(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|"
                         r"staticmethod)\s+)?[A-Za-z_][\w.]*\s*\(.*\)(?:\s*->\s*\S+)?$|^[A-Za-z_][\w]*\.[\w.]+$")
 _CODEISH = re.compile(r"^\s*(?:>>>|\$ |#|[A-Za-z_][\w.]*\s*(?:=|\()|(?:def|class|import|from|for|if|with|return|"
                       r"print|SELECT|CREATE|INSERT|UPDATE|DELETE|ALTER)\b)")
+
+
+_NOT_A_TERM = re.compile(r"::=|\s\|\s|\s=\s")  # a grammar production or an assignment, not a term being defined
 
 
 def split_sentences(block: str) -> list[str]:
@@ -122,6 +125,13 @@ def is_code_block(block: str) -> bool:
     return codeish >= 0.5 * len(lines) and " | " not in block
 
 
+def navigation(line: str) -> bool:
+    """Cells split by " | ", each a few words: a navigation bar ("Prev | Up | Next", "3.2. Views | Home |
+    3.4. Transactions" in DocBook pages) or a table row, not prose a claim can be made of."""
+    cells = line.split(" | ")
+    return len(cells) >= 3 and all(len(c.split()) <= 6 for c in cells)
+
+
 def units_of(passage: Passage) -> list[Unit]:
     """The passage's sentences, code blocks and signatures (computed once per passage)."""
     if passage._units is None:
@@ -143,6 +153,8 @@ def _split_units(passage: Passage) -> list[Unit]:
         else:
             lines = [block.strip()]
         for line in lines:
+            if navigation(line):
+                continue
             if _SIGNATURE.match(line) and len(line) < 160:
                 units.append(Unit(line, UnitKind.SIGNATURE, passage, len(units)))
                 continue
@@ -159,7 +171,7 @@ def _split_units(passage: Passage) -> list[Unit]:
                 and len(prev.text.split()) >= 6:
             prev.intro = True
         if prev is not None and prev.kind is UnitKind.SENTENCE and len(prev.text.split()) <= 5 \
-                and not _SENTENCE_END.search(prev.text):
+                and not _SENTENCE_END.search(prev.text) and not _NOT_A_TERM.search(prev.text):
             u.term_line = prev.text
             u.forms |= text_forms(prev.text)  # a definition is about the term it follows
     return units

@@ -7,6 +7,11 @@ times a bonus for the answer type's pattern (a definition for what-is, an API an
 for how-to, a because-clause for why, both entities and a contrast for a comparison, an
 enumeration for a list), times small quality factors (a self-contained sentence of ordinary
 length) and the passage's search rank. The thresholds are constants calibrated on the dev split.
+
+"Not found" also when the objective names what the documents do not cover: a name or identifier no
+retrieved text mentions, names only mentioned in passing (no title or heading, no API entry names
+them), a product version no release notes title, or — in a corpus large enough for its vocabulary to
+tell — ordinary words the corpus never uses, a fifth or more of the objective's terms.
 """
 
 from __future__ import annotations
@@ -265,11 +270,61 @@ def undocumented_versions(focus: Focus, weights: Weights) -> list[Term]:
     return list({t.text: t for t in out}.values())
 
 
+UNKNOWN_SHARE = 0.2  # words the corpus never uses, at least this share of an objective's terms: not about the corpus
+UNKNOWN_MIN_PASSAGES = 1000  # a smaller corpus lacks ordinary words too: that a word is not in it says little
+_INFLECTED = re.compile(r"(?:ing|ed|ly)$")
+
+
+def _never_used(term: Term, weights: Weights) -> bool:
+    """No passage of the corpus contains the word (its statistics say so): a compound when one of its
+    parts is never used ("scikit-learn", not "CPU-heavy"); a verb's -ing/-ed form or an adverb says how
+    something is asked ("without stalling"), not what it is about, so it does not count."""
+    if "-" in term.text:
+        parts = [x.lower() for x in re.findall(r"[A-Za-z]{3,}", term.text)]
+        return any(weights.df.get(x) == 0 for x in parts)
+    return weights.absent(term) and not _INFLECTED.search(term.text.lower())
+
+
+_AUX_SUBJECT = r"\b(?:do|does|did|can|could|will|would|should|might|must)\s+(?:(?:my|the|a|an|this|that|your|our|its|their)\s+)?[\w.()'-]+\s+"
+
+
+def _verb_slot(term: Term, text: str) -> bool:
+    """Right after a subject or "to" ("how do I wipe …", "a way to squash …", "why does my regex gobble …"):
+    the action asked for, worded the user's way, not the thing asked about."""
+    word = re.escape(term.text)
+    return bool(re.search(rf"\b(?:i|we|you|to)\s+{word}\b|{_AUX_SUBJECT}{word}\b", text, re.I))
+
+
+def unknown_words(focus: Focus, weights: Weights) -> list[Term]:
+    """The objective's ordinary words that the corpus never uses ("seaborn", "football", "Vue" opening an
+    objective), when they are a fifth or more of its content terms: it asks about something the
+    documents do not cover, in a corpus large enough for its vocabulary to tell. (Names and identifiers
+    no retrieved text mentions are `missing_names`.)"""
+    if weights.passages < UNKNOWN_MIN_PASSAGES:
+        return []
+    terms = [t for t in dict.fromkeys(focus.question.terms + focus.about)
+             if t.kind not in (TermKind.SYMBOL, TermKind.NUMBER)]
+    unknown = [t for t in terms if t.kind is TermKind.WORD and _never_used(t, weights)
+               and not _verb_slot(t, focus.question.text)]
+    return unknown if terms and len(unknown) >= UNKNOWN_SHARE * len(terms) else []
+
+
 def _foreign_package(term: Term, weights: Weights) -> bool:
     if term.kind is not TermKind.IDENT or "." not in term.text.strip(".") or term.text[0].isdigit():
         return False
     root = term.text.strip(".@").split(".", 1)[0].lower()
     return weights.df.get(root) == 0
+
+
+def api_entry(term: Term, raw: str) -> bool:
+    """An identifier the retrieved text shows with its arguments ("jsonb_set ( target jsonb, …"): an entry of
+    the documentation (a row of a function table has no heading of its own), not a mention in passing."""
+    name = _CALL_TAIL.sub("", term.text.strip("`@"))
+    return term.kind is TermKind.IDENT and bool(name) and bool(
+        re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", raw))
+
+
+_CALL_TAIL = re.compile(r"\(.*\)$")
 
 
 def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
@@ -322,6 +377,7 @@ class Selection:
     coverage: float  # best unit's coverage
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
+    unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
 
     @property
     def found(self) -> bool:
@@ -363,13 +419,16 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
         if all(r.source_id != s.unit.source_id for r in related):
             related.append(s.unit)
     terms = weighted_terms(focus, ev.weights, ev.alias_forms(), ev.all_text())
-    need = 2 if len(terms) >= 3 else 1
+    own = [t for t, _ in terms if t not in focus.context]  # the whole question's other words only help
+    need = 2 if len(own) >= 3 else 1
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
     names = focus.key_names(ev.weights)
-    passing = names if names and all(ev.weights.incidental(t) for t in names) else []
+    raw = ev.all_text()
+    passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
-    if best is None or missing or passing or not enough:
-        return Selection([], related, missing, coverage, passing=passing)
+    unknown = unknown_words(focus, ev.weights)
+    if best is None or missing or passing or unknown or not enough:
+        return Selection([], related, missing, coverage, passing=passing, unknown=unknown)
     chosen: list[Unit] = []
     for s in scored:
         if len(chosen) >= limit or s.score < FLOOR * best.score:
@@ -379,4 +438,4 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
         chosen.append(s.unit)
     forms = set().union(*(u.forms for u in chosen)) if chosen else set()
     uncovered = [t for t in focus.terms if t.named and not mentions(t, forms, " ".join(u.text for u in chosen))]
-    return Selection(chosen, [], missing, coverage, uncovered)
+    return Selection(chosen, [], missing, coverage, uncovered=uncovered)
