@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -66,12 +67,11 @@ EXIT_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        args.environ = dict(os.environ)  # read once, here; commands pass it down (TERM, EDITOR, OTEL_*)
         code = importlib.import_module(f".commands.{args.command}", __package__).main(args)
         sys.stdout.flush()
         return code
     except BrokenPipeError:  # `research … | head`: the reader has gone; say nothing
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush does not complain either
         return EXIT_PIPE

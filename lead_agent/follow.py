@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Mapping
 
 from subagents.events import EventRecord, RunEnded
 from subagents.runs import iter_records
@@ -25,10 +26,10 @@ def new_records(path: Path, seen: set[tuple[str, int]]) -> list[EventRecord]:
     return sorted(fresh, key=lambda r: (r.t, r.agent_id, r.seq))
 
 
-def follow(path: Path, *, poll: float = POLL, timeout: float | None = None) -> int:
+def follow(path: Path, environ: Mapping[str, str], *, poll: float = POLL, timeout: float | None = None) -> int:
     from .commands.run import _is_terminal
 
-    if _is_terminal(sys.stdout):
+    if _is_terminal(sys.stdout, environ):
         from .live import LiveProgress
 
         observer: object = LiveProgress(sys.stdout)

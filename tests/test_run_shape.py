@@ -255,3 +255,14 @@ async def test_a_terminal_tool_ends_the_loop_and_returns_its_validated_input() -
     assert state.stop is LoopStop.DONE and state.terminal == Answer(value=42)  # the invalid call did not end it
     assert len(model.calls) == 2
 
+
+
+def test_only_the_entry_point_reads_the_environment() -> None:
+    """Settings and the environment are read once (cli.py, settings.py) and passed down; nothing below reads them."""
+    import re
+
+    allowed = {ROOT / "lead_agent" / "cli.py", ROOT / "lead_agent" / "settings.py"}
+    readers = [f"{p.relative_to(ROOT)}:{n}" for pkg in ("lead_agent", "subagents") for p in sorted((ROOT / pkg).rglob("*.py"))
+               if p not in allowed
+               for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\bos\.(environ|getenv)\b", line)]
+    assert readers == []

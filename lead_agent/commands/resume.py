@@ -50,4 +50,4 @@ def main(args: argparse.Namespace) -> int:
     if path is None:
         return EXIT_USAGE
     obs, seen = observers(args, path)
-    return execute_run(lambda: resume(path, observers=obs, reviewer=reviewer()), seen)
+    return execute_run(lambda: resume(path, observers=obs, reviewer=reviewer(args.environ)), seen)

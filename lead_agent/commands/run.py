@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..terminal import neutralise
 from .common import EXIT_EMPTY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, err, out
@@ -118,11 +118,9 @@ class _RunDirSeen:
             self.path = Path(run_dir)
 
 
-def _is_terminal(stream: Any) -> bool:
-    import os
-
+def _is_terminal(stream: Any, environ: Mapping[str, str]) -> bool:
     try:
-        return bool(stream.isatty()) and os.environ.get("TERM", "") != "dumb"
+        return bool(stream.isatty()) and environ.get("TERM", "") != "dumb"
     except (AttributeError, ValueError):
         return False
 
@@ -158,7 +156,7 @@ def progress_observers(args: argparse.Namespace) -> list[Any]:
         return [JsonProgress(LineWriter(sys.stdout))]
     if args.quiet:
         return []
-    if _is_terminal(sys.stderr):
+    if _is_terminal(sys.stderr, args.environ):
         from ..live import LiveProgress  # rich is imported only here
 
         return [LiveProgress(sys.stderr)]
@@ -177,27 +175,23 @@ def _close(observers: list[Any]) -> None:
             print(f"OpenTelemetry: {summary()}", file=sys.stderr)
 
 
-def reviewer() -> Any:
-    """The terminal plan reviewer (--approve), editing in $VISUAL / $EDITOR (read here, at the entry point)."""
-    import os
-
+def reviewer(environ: Mapping[str, str]) -> Any:
+    """The terminal plan reviewer (--approve), editing in $VISUAL / $EDITOR."""
     from ..terminal_review import TerminalReviewer
 
-    return TerminalReviewer(editor=os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+    return TerminalReviewer(editor=environ.get("VISUAL") or environ.get("EDITOR") or "vi")
 
 
 def otel_observers(args: argparse.Namespace) -> list[Any]:
     """`--otel`: the OTLP exporter, configured by the standard OTEL_EXPORTER_OTLP_* variables
-    (read here, at the entry point, by the exporter itself)."""
+    (the environment cli.py read, handed to the exporter)."""
     if not args.otel:
         return []
-    import os
-
     from ..otel import OtelExporter, otlp_exporter
     from ..settings import UsageError
 
     try:
-        exporter = otlp_exporter(os.environ)
+        exporter = otlp_exporter(args.environ)
     except ImportError as e:
         raise UsageError(f"--otel needs the OpenTelemetry packages: pip install 'research-agents[otel]' ({e.name} "
                          "is missing)") from None
@@ -217,7 +211,7 @@ def main(args: argparse.Namespace) -> int:
     observers: list[Any] = [seen, *progress_observers(args), *otel]
     options = run_options(args)
     if args.approve:
-        options["approve"] = reviewer()
+        options["approve"] = reviewer(args.environ)
     try:
         return execute_run(lambda: research(args.question, observers=observers, **options), seen,
                            json_progress=args.json_progress)

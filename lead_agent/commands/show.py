@@ -52,7 +52,7 @@ def main(args: argparse.Namespace) -> int:
     if args.follow:
         from ..follow import follow
 
-        return follow(path)
+        return follow(path, args.environ)
     try:
         return _show(args, path)
     except BrokenPipeError:  # `research show RUN | head`: the CLI ends quietly (exit 141)
@@ -114,14 +114,12 @@ def _show(args: argparse.Namespace, path: Path) -> int:
             return EXIT_USAGE if args.html else EXIT_FAILED
         print(target)
     elif args.otel:
-        import os
-
         from subagents.runs import iter_records
 
         from ..otel import OtelExporter, otlp_exporter
 
         try:
-            exporter = otlp_exporter(os.environ)
+            exporter = otlp_exporter(args.environ)
         except ImportError as e:
             err(f"--otel needs the OpenTelemetry packages: pip install 'research-agents[otel]' ({e.name} is missing)")
             return EXIT_USAGE
