@@ -614,3 +614,12 @@ def test_a_definition_term_and_an_introducing_line_stay_with_what_they_head() ->
     assert "Return the frobnicated x." in term.text and "mod.func" in term.anchors.split()
     example = next(c for c in chunks if "Example:" in c.text)
     assert "mod.func(1)" in example.text
+
+
+def test_stopwords_written_as_names_are_searched() -> None:
+    # SQL keywords in capitals and words in backticks are what the question is about
+    assert to_fts_query("What is the difference between WHERE and HAVING?") == '"difference" OR "where" OR "having"'
+    assert to_fts_query("HAVING") == '"having"'
+    assert to_fts_query("When is `is` wrong?") == '"wrong" OR "is"'
+    with pytest.raises(CorpusError, match="no searchable words"):
+        to_fts_query("WHAT IS IT?")  # a question in capitals is shouted, not named

@@ -418,3 +418,17 @@ def test_a_function_documented_in_a_table_row_is_not_mentioned_in_passing(docs: 
     report = run("What does gadget_set do?", docs, tmp_path).report
     assert "only in passing" not in report, report
     assert "Returns target with the item at path replaced" in section(report, "Answer"), report
+
+
+def test_keywords_compared_by_name_are_searched_and_matched_as_written(docs: Path, tmp_path: Path) -> None:
+    """SQL keywords are English stop words: written in capitals they are what the question compares. Each is
+    searched (a query of only "HAVING" is not refused) and a sentence of ordinary "having" is no mention."""
+    (docs / "clauses.md").write_text(
+        "# Clauses\n\n## WHERE\n\nThe WHERE clause removes input rows before any grouping happens.\n\n"
+        "## HAVING\n\nThe HAVING clause removes whole groups after the grouping is done.\n\n"
+        "## Privileges\n\nObjects having default privileges keep them where the owner set them.\n")
+    result = run("What is the difference between WHERE and HAVING?", docs, tmp_path)
+    assert result.manifest["status"] == "completed", result.report
+    table = section(result.report, "Answer")
+    row = next(ln for ln in table.splitlines() if ln.startswith("| HAVING |"))
+    assert "removes whole groups" in row, result.report

@@ -29,16 +29,29 @@ STOPWORDS = frozenset(
 
 _TOKEN = re.compile(r"\w+(?:[.\-]\w+)*")
 _PART = re.compile(r"[^\W_]+")
+_QUOTED = re.compile(r"`([^`]+)`")
+
+
+def _written_as_name(word: str, quoted: set[str], shouted: bool) -> bool:
+    """A stopword the asker wrote as a name: in capitals in a question that is not all capitals
+    ("WHERE", "HAVING", "IN": SQL keywords) or in backticks (`is`, `not`): the thing asked about,
+    not a function word."""
+    return len(word) > 1 and (word.isupper() and not shouted or word.lower() in quoted)
 
 
 def query_terms(question: str) -> list[str]:
-    """The searchable terms of a question: lowercased words and phrases, stopwords dropped."""
+    """The searchable terms of a question: lowercased words and phrases, stopwords dropped (unless
+    written as a name, see `_written_as_name`)."""
     terms: list[str] = []
-    for token in _TOKEN.findall(question.lower()):
+    quoted = {w.lower() for q in _QUOTED.findall(question) for w in _PART.findall(q)}
+    shouted = question.isupper() and len(question.split()) > 2  # "WHERE" alone is a keyword
+    for original in _TOKEN.findall(question):
+        token = original.lower()
         parts = _PART.findall(token)
         if len(parts) > 1:
             terms.append(" ".join(parts))
-        terms.extend(p for p in parts if p not in STOPWORDS and (len(p) > 1 or p.isdigit()))
+        named = {p.lower() for p in _PART.findall(original) if _written_as_name(p, quoted, shouted)}
+        terms.extend(p for p in parts if (p not in STOPWORDS or p in named) and (len(p) > 1 or p.isdigit()))
     seen: dict[str, None] = dict.fromkeys(terms)
     return list(seen)[:MAX_TERMS]
 

@@ -121,6 +121,8 @@ def _text_forms(text: str) -> frozenset[str]:
                 out.add(stem(part.lower()))
         else:
             out |= _word_forms(tok)
+            if len(tok) > 1 and tok.isupper():  # a keyword as written ("HAVING"), not only its stem ("have")
+                out.add(tok.lower())
     return frozenset(out)
 
 
