@@ -432,3 +432,16 @@ def test_keywords_compared_by_name_are_searched_and_matched_as_written(docs: Pat
     table = section(result.report, "Answer")
     row = next(ln for ln in table.splitlines() if ln.startswith("| HAVING |"))
     assert "removes whole groups" in row, result.report
+
+
+def test_a_never_used_word_counts_against_a_sentence_matching_only_the_rest(docs: Path, tmp_path: Path) -> None:
+    """Example data in a manual ("the capitals table inherits the columns of cities") matches a world-facts
+    question on two of its words; "islands", a word the large corpus never uses, is part of what the answer
+    must cover, so the match is too weak to quote (it is fewer than a fifth of the words: that rule is not it)."""
+    _notes(docs, 1000)
+    (docs / "inherit.txt").write_text("Inheritance\n\nThe capitals table inherits every column of the cities table.\n")
+    for i, word in enumerate(("seven", "largest", "northern", "sea")):  # words the corpus uses, each elsewhere
+        (docs / f"w{i}.txt").write_text(f"Word {i}\n\nA register may be named {word} by its owner.\n")
+    result = run("What are the capital cities of the seven largest islands in the northern sea?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "never use" not in result.report  # (not the fifth-of-the-words rule)

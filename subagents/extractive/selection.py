@@ -237,12 +237,25 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
     for t in focus.terms:
         if weights.absent(t) and not t.named and not mentions(t, indexed, "") \
                 or t.kind is TermKind.NUMBER and "." not in t.text:
+            if _unmatchable(t, weights, focus.question.text):
+                out.append((t, ABSENT_WEIGHT * weight(t, weights)))
             continue
         if t.kind is TermKind.SYMBOL and t.text not in raw:
             continue
         out.append((t, weight(t, weights)))
     out += [(t, CONTEXT_WEIGHT * weight(t, weights)) for t in focus.context if not weights.absent(t)]
     return out
+
+
+ABSENT_WEIGHT = 1.0  # a never-used word of the objective weighs in what a sentence should cover (measured: 0.5 lets more through)
+
+
+def _unmatchable(term: Term, weights: Weights, text: str) -> bool:
+    """A word of what is asked that no passage of a large corpus uses ("islands" in a database's manual):
+    no sentence can cover it, so it stays in what a sentence should cover, and an answer matching the
+    rest only is weaker — a question about something else scores low instead of high on its other words."""
+    return (weights.passages >= UNKNOWN_MIN_PASSAGES and term.kind is TermKind.WORD and _never_used(term, weights)
+            and not _verb_slot(term, text))
 
 
 def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
