@@ -101,3 +101,23 @@ def test_bench_quality_reads_nested_reference_paths_and_passage_ids_as_pages() -
     assert bq.references(report, "html-9314") == {"1": "library/shutil.html", "2": "sql-copy.html"}
     assert bq.page_of("html-9314/library/shutil.html#4", "html-9314") == "library/shutil.html"
     assert bq.page_of("html-619e/sql-copy.html#19", "html-619e") == "sql-copy.html"
+
+
+def test_every_split_of_the_shipped_question_sets_can_be_selected_and_is_reported() -> None:
+    """bench_quality reports one group per name in SPLITS (a split missing there runs under --split all but is
+    never reported); research compare --split and verify_questions.py must accept each split too."""
+    import importlib.util
+
+    from lead_agent.cli import build_parser
+
+    data = ROOT / "lead_agent" / "compare" / "data"
+    splits = {json.loads(line)["split"] for name in ("python_docs.jsonl", "postgresql_docs.jsonl")
+              for line in (data / name).read_text(encoding="utf-8").splitlines() if line.strip()}
+    assert "holdout2" in splits
+    assert splits <= set(_bench_module("bench_quality").SPLITS)
+    spec = importlib.util.spec_from_file_location("verify_questions", data / "verify_questions.py")
+    vq = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vq)
+    assert splits <= set(vq.SPLITS)
+    for split in sorted(splits):
+        assert build_parser().parse_args(["compare", "--split", split]).split == split

@@ -120,10 +120,11 @@ def test_malformed_question_files_name_the_line(tmp_path: Path) -> None:
 
 def test_the_shipped_sets() -> None:
     py = load_set("python-docs")
-    assert len(py.questions) == 98 and sum("unanswerable" in q.tags for q in py.questions) == 19
+    assert len(py.questions) == 128 and sum("unanswerable" in q.tags for q in py.questions) == 25
     assert {"comparison", "multi-part"} <= {q.tags[0] for q in py.questions}
     assert len(select(py.questions, split="dev")) + len(select(py.questions, split="test")) == 82
     assert len(select(py.questions, split="holdout")) == 16
+    assert len(select(py.questions, split="holdout2")) == 30
     assert select(py.questions, tags=["unanswerable"], limit=3)[0].answers == ()
     drb = load_set("deep-research-bench")
     assert len(drb.questions) == 100 and drb.needs_web and drb.questions[0].id == "drb-1"

@@ -9,7 +9,7 @@ failure is listed on stderr), 2 on bad usage.
 
 Checks, for every line of QUESTIONS.jsonl:
   * it is a JSON object with the fields id, question, answers, gold_sources, tags, split;
-    ids are unique; split is "dev", "test" or "holdout";
+    ids are unique; split is "dev", "test", "holdout" or "holdout2";
   * tags hold exactly one question type (how-to, why, what-is, comparison, multi-part, list),
     exactly one of answerable / unanswerable, and exactly one corpus tag (python, postgresql);
   * unanswerable questions have empty answers and gold_sources;
@@ -37,7 +37,7 @@ from pathlib import Path
 TYPES = ("how-to", "why", "what-is", "comparison", "multi-part", "list")
 ANSWERABILITY = ("answerable", "unanswerable")
 CORPORA = ("python", "postgresql")
-SPLITS = ("dev", "test", "holdout")
+SPLITS = ("dev", "test", "holdout", "holdout2")
 FIELDS = ("id", "question", "answers", "gold_sources", "tags", "split")
 PART_SEPARATOR = "; "
 
@@ -240,9 +240,10 @@ def summary(rows: list[dict]) -> str:
         total = sum(n for (a, _, _), n in counts.items() if a == ans)
         lines.append(f"  {ans}: {total}")
         for kind in TYPES:
-            dev, test, hold = (counts[(ans, kind, s)] for s in SPLITS)
-            if dev or test or hold:
-                lines.append(f"    {kind:<11} {dev + test + hold:>3}  (dev {dev}, test {test}, holdout {hold})")
+            per_split = [counts[(ans, kind, s)] for s in SPLITS]
+            if any(per_split):
+                split_counts = ", ".join(f"{s} {n}" for s, n in zip(SPLITS, per_split))
+                lines.append(f"    {kind:<11} {sum(per_split):>3}  ({split_counts})")
     return "\n".join(lines)
 
 
