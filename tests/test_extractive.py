@@ -445,3 +445,19 @@ def test_a_never_used_word_counts_against_a_sentence_matching_only_the_rest(docs
     result = run("What are the capital cities of the seven largest islands in the northern sea?", docs, tmp_path)
     assert "do not answer this question" in section(result.report, "Answer"), result.report
     assert "never use" not in result.report  # (not the fifth-of-the-words rule)
+
+
+def test_a_contrasting_sentence_that_introduces_code_comes_with_its_code_or_not_at_all(docs: Path,
+                                                                                        tmp_path: Path) -> None:
+    """The comparison's opening sentence and its table cells are whole: a sentence ending in ":" that
+    introduces a code block is never shown without that block (in a table cell it cannot have it)."""
+    (docs / "sprockets.md").write_text(
+        "# Sprockets and cogs\n\nUnlike a cog, a sprocket spins freely whereas a cog needs a shaft, as shown below:\n\n"
+        "    sprocket = Sprocket()\n    sprocket.spin()\n    cog = Cog(shaft)\n\n"
+        "A cog turns a shaft; a sprocket turns a chain.\n")
+    report = run("What is the difference between a sprocket and a cog?", docs, tmp_path).report
+    lines = section(report, "Answer").splitlines()
+    for i, ln in enumerate(lines):
+        text = re.sub(r"\s*\[\d+(?:, \d+)*\]\s*\|?$", "", ln.strip())
+        if text.endswith(":"):
+            assert not ln.startswith("|") and lines[i + 1].startswith("```"), report

@@ -169,14 +169,20 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found]) -> 
         return [e for e, ts in ent_terms.items() if any(mentions(t, forms, f.claim.text) for t in ts)]
 
     # the sentence that contrasts them: both named, with a word of contrast
-    both = next((f for f in order if len(names(f)) >= 2 and _CONTRAST.search(f.claim.text)), None)
+    # (a sentence introducing code comes with its code, and never into a table cell)
+    both = next((f for f in order if len(names(f)) >= 2 and _CONTRAST.search(f.claim.text)
+                 and (not introduces(f) or len(with_code(f, found)) == 2)), None)
     if both is not None:
-        used.add(id(both))
-        lines += line(both) + [""]
+        for x in with_code(both, found) if introduces(both) else [both]:
+            used.add(id(x))
+            lines += line(x)
+        lines += [""]
     rows = []
     for e in entities:
-        mine = sorted((f for f in found if f.label == e and not f.code and id(f) not in used), key=lambda f: f.order)
-        own = mine or [f for f in order if id(f) not in used and e in names(f) and len(names(f)) == 1]
+        mine = sorted((f for f in found if f.label == e and not f.code and not introduces(f) and id(f) not in used),
+                      key=lambda f: f.order)
+        own = mine or [f for f in order if id(f) not in used and not introduces(f) and e in names(f)
+                       and len(names(f)) == 1]
         if own:
             used.add(id(own[0]))
             rows.append(f"| {e} | {own[0].claim.text.replace('|', '/')} {cite(own[0].claim)} |")
