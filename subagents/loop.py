@@ -158,7 +158,7 @@ async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopS
 
     async def one(i: int, use: ToolUseBlock) -> None:
         if use.id not in announced:
-            spec.events.emit(ToolCalled(use.id, use.name, use.input))
+            spec.events.emit(ToolCalled(use.id, use.name, use.input, over_budget=not admitted[i]))
         started = time.monotonic()
         if not admitted[i]:
             res = ToolResultBlock(use.id, "Refused: the tool-call budget of this agent is exhausted.", is_error=True)
