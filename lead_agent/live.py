@@ -61,6 +61,8 @@ def agent_line(a: AgentNode, now: float, width: int = 100, *, priced: bool = Tru
             line.append(f" {fmt_secs(max(0.0, now - busy))}", style="dim")
     n = a.tool_calls
     figures = [f"{n}/{a.max_tool_calls} tool calls" if a.max_tool_calls else f"{n} tool call{'' if n == 1 else 's'}"]
+    if a.refused_over_budget:
+        figures.append(f"{a.refused_over_budget} refused over budget")
     if priced:  # an offline run has no tokens or cost to show
         figures += [f"{fmt_tokens(a.usage.input_tokens + a.usage.output_tokens)} tok", fmt_cost(a.cost_usd)]
     if a.condensed:

@@ -31,7 +31,8 @@ def agent_entry(a: AgentTrace) -> dict[str, Any]:
         "agent_id": a.agent_id, "role": a.role.value if a.role else None, "parent_id": a.parent_id,
         "status": a.status.value, "model": a.model, "usage": a.usage.to_dict(), "calls": calls,
         "cost_usd": a.cost_usd(), "transcript": f"agents/{a.agent_id}.jsonl", "stop": a.stop, "error": a.error,
-        "tool_calls": a.tool_calls, "turns": a.turns, "started": a.started, "ended": a.ended,
+        "tool_calls": a.tool_calls, "refused_over_budget": a.refused_over_budget, "turns": a.turns,
+        "started": a.started, "ended": a.ended,
     }
     if a.delegation is not None:
         entry.update(round=a.round, objective=a.delegation.objective,

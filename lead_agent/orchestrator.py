@@ -28,7 +28,7 @@ from subagents.model import Message, Model, TextBlock, ToolChoice, ToolUseBlock
 from subagents.prompting import PromptSet
 from subagents.sources import SourceRegistry
 from subagents.tool_names import DELEGATE
-from subagents.tools import StopAgent, Tool, ToolContext, ToolError, Toolbox
+from subagents.tools import StopAgent, Tool, ToolContext, ToolCrashed, ToolError, Toolbox
 from subagents.worker import SubagentResult, SubagentRun, findings_view
 
 from .approval import (MAX_EDITS, ApprovalMode, Approver, Defer, PlanEditError, PlanReview, Refuse, ReviewReason,
@@ -177,7 +177,8 @@ class Lead:
 
     def delegate_tool(self) -> Tool:
         return Tool(DELEGATE, self.prompts.render("delegate_tool"), Plan, self.delegate, terminal=self.s.estimate,
-                    input_schema=plan_schema(self.sub.toolbox.names()))
+                    input_schema=plan_schema(self.sub.toolbox.names()),
+                    crash_fails_agent=True)  # a bad plan is a ToolError the lead reads; anything else is our bug
 
     # ---- the delegate tool: checks, a new plan version, the gate, the round
     async def delegate(self, plan: Plan, ctx: ToolContext) -> str:
@@ -364,6 +365,9 @@ class Lead:
             return self._outcome(state)
         except LeadError:
             raise
+        except ToolCrashed as e:  # a bug inside delegate: the run fails, whatever the lead could still write
+            self._end_failed(state, str(e), traceback.format_exc(limit=8))
+            raise LeadError(str(e)) from e
         except Exception as e:  # the run fails: the lead's transcript says why, like a subagent's
             self._end_failed(state, f"{type(e).__name__}: {e}", traceback.format_exc(limit=8))
             raise

@@ -40,6 +40,7 @@ class PlainProgress:
         self.write = write
         self.timestamps = timestamps
         self.tree = ProgressTree()  # the same fold as the live view: step names and figures agree
+        self.refused: set[str] = set()  # calls refused over budget: their (error) result says nothing new
 
     def on_event(self, record: EventRecord) -> None:
         line = self.line(record)
@@ -86,8 +87,14 @@ class PlainProgress:
 
     def _more(self, record: EventRecord) -> str | None:
         e, who = record.event, record.agent_id
+        if isinstance(e, ToolCalled) and e.over_budget:
+            self.refused.add(e.id)
+            return f"{who}: {e.name} refused, over its tool-call budget (not run, not counted)"
         if isinstance(e, ToolCalled):
             return f"{who}: {tool_step(e.name, e.input)}"
+        if isinstance(e, ToolReturned) and e.id in self.refused:
+            self.refused.discard(e.id)
+            return None
         if isinstance(e, ToolReturned) and e.is_error:
             return f"{who}: {e.name} failed — {' '.join(e.content.split())[:300]}"
         if isinstance(e, ModelRetried):

@@ -83,7 +83,8 @@ class AgentNode:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = 0.0
     model_calls: int = 0
-    tool_calls: int = 0
+    tool_calls: int = 0  # the calls its budget counted, as the manifest counts them
+    refused_over_budget: int = 0  # calls refused without running: its tool-call budget was spent
     tool_errors: int = 0
     max_tool_calls: int | None = None
     claims: int | None = None
@@ -211,6 +212,8 @@ class ProgressTree:
             node.note = f"retrying ({e.status}, attempt {e.attempt}, wait {e.wait:.0f}s)"
             if node.model_call is not None:
                 node.model_call.step = f"{self.thinking(node)}: {node.note}"
+        elif isinstance(e, ToolCalled) and e.over_budget:  # never runs: not a call in flight, nor counted
+            node.refused_over_budget += 1
         elif isinstance(e, ToolCalled):
             node.tools[e.id] = InFlight(e.name, tool_step(e.name, e.input), t, e.id)
             if e.name != SUBMIT_FINDINGS:

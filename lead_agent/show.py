@@ -108,7 +108,8 @@ def _governance(run: Run) -> list[str]:
 
 def _agent(a: AgentTrace) -> list[str]:
     timing = f"{a.started:.2f}-{a.ended:.2f}s" if a.started is not None and a.ended is not None else ""
-    out = [f"  {a.agent_id:<10} {a.status.value:<11} {timing:<14} tool calls {a.tool_calls}, "
+    refused = f" (+{a.refused_over_budget} refused over budget)" if a.refused_over_budget else ""
+    out = [f"  {a.agent_id:<10} {a.status.value:<11} {timing:<14} tool calls {a.tool_calls}{refused}, "
            f"usage {_usage(a.usage)}, cost {_cost(a.cost_usd())}" + (f"  ERROR {a.error}" if a.error else "")]
     for rec in a.records:
         e = rec.event
@@ -197,8 +198,8 @@ def run_json(run: Run) -> dict[str, Any]:
         agents.append({
             "agent_id": a.agent_id, "parent_id": a.parent_id, "role": a.role.value if a.role else None,
             "model": a.model, "round": a.round, "status": a.status.value, "stop": a.stop, "error": a.error,
-            "usage": a.usage.to_dict(), "cost_usd": a.cost_usd(), "tool_calls": a.tool_calls, "turns": a.turns,
-            "started": a.started, "ended": a.ended,
+            "usage": a.usage.to_dict(), "cost_usd": a.cost_usd(), "tool_calls": a.tool_calls,
+            "refused_over_budget": a.refused_over_budget, "turns": a.turns, "started": a.started, "ended": a.ended,
             "delegation": a.delegation.model_dump(mode="json") if a.delegation else None,
             "findings": a.findings.model_dump(mode="json") if a.findings else None,
             "events": [r.to_json() for r in a.records]})

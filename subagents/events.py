@@ -244,10 +244,14 @@ class ModelRetried(Event):
 
 @dataclass(frozen=True)
 class ToolCalled(Event):
+    """A tool call the model made; `over_budget`: refused without running, the agent's tool-call budget
+    being spent (not counted as one of its tool calls)."""
+
     kind: ClassVar[str] = "tool_call"
     id: str
     name: str
     input: dict[str, Any]
+    over_budget: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from .events import (AgentEvents, BudgetExhausted, ContextCondensed, MessageAdde
 from .model import (Message, Model, ModelRequest, ModelResponse, StopReason, TextBlock, ToolChoice, ToolResultBlock,
                     ToolSpec, ToolUseBlock, Usage)
 from .ledger import Ledger
-from .tools import ToolContext, Toolbox
+from .tools import ToolContext, Toolbox, ToolCrashed
 
 MAX_CONTINUATIONS = 3
 
@@ -154,14 +154,20 @@ async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopS
         state.tool_calls += counted and ok and use.id not in announced  # a call answered again is not a new one
         admitted.append(ok)
 
+    crashed: list[ToolCrashed] = []  # raised once the turn's other calls are done (and recorded)
+
     async def one(i: int, use: ToolUseBlock) -> None:
         if use.id not in announced:
-            spec.events.emit(ToolCalled(use.id, use.name, use.input))
+            spec.events.emit(ToolCalled(use.id, use.name, use.input, over_budget=not admitted[i]))
         started = time.monotonic()
         if not admitted[i]:
             res = ToolResultBlock(use.id, "Refused: the tool-call budget of this agent is exhausted.", is_error=True)
         else:
-            outcome = await spec.toolbox.run(use, spec.allowed, spec.tool_ctx)
+            try:
+                outcome = await spec.toolbox.run(use, spec.allowed, spec.tool_ctx)
+            except ToolCrashed as e:  # the call stays unanswered: a resumed run makes it again
+                crashed.append(e)
+                return
             res = outcome.result
             if outcome.ran:
                 tally = state.tool_errors if res.is_error else state.tool_successes
@@ -177,6 +183,8 @@ async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopS
     async with trio.open_nursery() as nursery:
         for i, use in enumerate(uses):
             nursery.start_soon(one, i, use)
+    if crashed:
+        raise crashed[0]
     return [r for r in results if r is not None]
 
 

@@ -66,7 +66,8 @@ class AgentTrace:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     calls: list[CallRecord] = field(default_factory=list)
-    tool_calls: int = 0
+    tool_calls: int = 0  # the calls its budget counted (its terminal submit not included), as it goes and at its end
+    refused_over_budget: int = 0  # calls refused without running: its tool-call budget was spent
     turns: int = 0
     started: float | None = None
     ended: float | None = None
@@ -93,6 +94,8 @@ class AgentTrace:
         elif isinstance(e, ModelResponded):
             self.usage = self.usage + e.usage
             self.calls.append(CallRecord(e.model, e.usage, e.seconds))
+        elif isinstance(e, ToolCalled) and e.over_budget:
+            self.refused_over_budget += 1
         elif isinstance(e, ToolCalled) and e.name != SUBMIT_FINDINGS:
             self.tool_calls += 1
         elif isinstance(e, FindingsSubmitted):

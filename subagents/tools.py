@@ -1,6 +1,7 @@
 """The tool seam: a tool has a name, a description, a pydantic model for its input (whose JSON
 schema the model sees) and an async `run`. Any failure becomes an `is_error` tool result that
-the model can read and act on; a tool never crashes its agent.
+the model can read and act on; a tool never crashes its agent, unless it is marked `crash_fails_agent`
+(its only failures the model could fix are ToolErrors; anything else it raises is our bug: ToolCrashed).
 
 A *terminal* tool ends its agent's loop when it succeeds; the loop returns its validated input
 (`submit_findings` returns the findings this way).
@@ -21,6 +22,15 @@ from .sources import SourceRegistry
 
 class ToolError(Exception):
     """A failure the agent should read (bad argument, refused URL, replay miss, …)."""
+
+
+class ToolCrashed(Exception):
+    """A tool marked `crash_fails_agent` raised something other than a ToolError: a bug of ours, not a
+    mistake the model can correct. It ends the agent (failed) instead of going back to the model."""
+
+    def __init__(self, tool: str, cause: Exception) -> None:
+        super().__init__(f"the {tool} tool failed with an internal error: {type(cause).__name__}: {cause}")
+        self.tool = tool
 
 
 class StopAgent(Exception):
@@ -44,6 +54,7 @@ class Tool:
     run: Callable[[Any, ToolContext], Awaitable[str]]  # receives a validated `args` instance
     terminal: bool = False  # a successful call ends the agent's loop
     input_schema: dict[str, Any] | None = None  # overrides the schema derived from `args`
+    crash_fails_agent: bool = False  # an exception other than ToolError is our bug: it fails the agent (ToolCrashed)
 
     def spec(self) -> ToolSpec:
         schema = self.input_schema
@@ -120,6 +131,8 @@ class Toolbox:
         except ToolError as e:
             return ToolOutcome(ToolResultBlock(use.id, f"{use.name} failed: {e}", is_error=True), ran=True)
         except Exception as e:  # a tool bug must not kill the agent; the model reads it
+            if tool.crash_fails_agent:  # unless the tool's failures are ours alone (the lead's delegate)
+                raise ToolCrashed(use.name, e) from e
             return ToolOutcome(ToolResultBlock(use.id, f"{use.name} failed unexpectedly: {type(e).__name__}: {e}",
                                                is_error=True), ran=True)
         return ToolOutcome(ToolResultBlock(use.id, content), args, tool.terminal, ran=True)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Awaitable, Callable
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any, Awaitable, Callable, Iterator
 
 from ..terminal import neutralise
 
@@ -28,14 +30,50 @@ def out(text: str) -> None:
     print(neutralise(text))
 
 
+@contextmanager
+def signals_as_ctrl_c(got: list[int]) -> Iterator[None]:
+    """SIGTERM and SIGHUP act as Ctrl-C while no signal watcher listens, such as while a first corpus
+    indexing blocks before the run starts: trio's own Ctrl-C handler raises KeyboardInterrupt where that is
+    safe (or delivers it at the next checkpoint), and the signal is noted in `got` for the exit code."""
+    import signal
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        got.append(signum)
+        ctrl_c = signal.getsignal(signal.SIGINT)
+        if callable(ctrl_c):  # raises, or (in trio's own code) delivers it at the next checkpoint
+            ctrl_c(signal.SIGINT, frame)
+            return
+        raise KeyboardInterrupt  # Ctrl-C is ignored (a background job): the signal still stops the run
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
 async def run_until_signal(start: Callable[[], Awaitable[Any]]) -> tuple[Any, int | None]:
     """Run `start()`; SIGTERM or SIGHUP (what `timeout`, docker, CI and a closed terminal send) cancel it,
-    so the run ends like Ctrl-C: status interrupted, usage kept. Returns (result, None), or (None, signal)."""
+    so the run ends like Ctrl-C: status interrupted, usage kept. Returns (result, None), or (None, signal).
+    Before the watcher listens (a corpus indexing that blocks), the signals raise KeyboardInterrupt
+    (`signals_as_ctrl_c`), which ends `start()` the same way."""
+    got: list[int] = []
+    with signals_as_ctrl_c(got):
+        try:
+            return await _watched(start, got)
+        except (KeyboardInterrupt, BaseExceptionGroup) as e:
+            ctrl_c = isinstance(e, KeyboardInterrupt) or e.subgroup(KeyboardInterrupt) is not None
+            if got and ctrl_c:
+                return None, got[0]
+            raise
+
+
+async def _watched(start: Callable[[], Awaitable[Any]], got: list[int]) -> tuple[Any, int | None]:
     import signal
 
     import trio
 
-    got: list[int] = []
     result: Any = None
     failure: BaseException | None = None
     async with trio.open_nursery() as nursery:

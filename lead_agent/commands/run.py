@@ -224,12 +224,23 @@ def execute_run(start: Any, seen: Any, *, json_progress: bool = False) -> int:
     Prints the outcome; returns the exit code."""
     import trio
 
+    from subagents.corpus.records import IndexingInterrupted
+
     from ..api import RunFailed, is_interrupt
     from ..settings import UsageError
     from .common import run_until_signal
 
+    indexing: list[str] = []  # the corpus root an interrupt stopped the indexing of (before the run started)
+
+    async def noting_indexing() -> Any:
+        try:
+            return await start()
+        except IndexingInterrupted as e:
+            indexing.append(e.root)
+            raise
+
     try:
-        result, signum = trio.run(run_until_signal, start)
+        result, signum = trio.run(run_until_signal, noting_indexing)
     except UsageError as e:
         err(str(e))
         return EXIT_USAGE
@@ -243,12 +254,18 @@ def execute_run(start: Any, seen: Any, *, json_progress: bool = False) -> int:
         signum = None
         result = None
     if result is None:
-        where = seen.path
-        print("\nresearch: interrupted" + (f"; run saved to {where} (status: interrupted; "
-                                           f"continue it with `research resume {where}`)" if where else ""),
-              file=sys.stderr)
+        print("\n" + interrupted_line(seen.path, indexing[0] if indexing else None), file=sys.stderr)
         return 128 + signum if signum else EXIT_INTERRUPTED
     return finish(result, json_progress=json_progress)
+
+
+def interrupted_line(run_dir: Path | None, indexing: str | None) -> str:
+    """What an interrupt stopped: a corpus indexing before any run existed, or the run (saved, resumable)."""
+    if indexing is not None and run_dir is None:
+        return (f"research: interrupted while indexing the corpus {indexing}: nothing was run and the index is "
+                "as it was (the next run indexes the corpus again)")
+    return "research: interrupted" + (f"; run saved to {run_dir} (status: interrupted; "
+                                      f"continue it with `research resume {run_dir}`)" if run_dir else "")
 
 
 def budget_summary(manifest: dict[str, Any]) -> str | None:

@@ -138,7 +138,8 @@ def _queries(agent: AgentTrace) -> set[str]:
 
 
 def _calls(agent: AgentTrace) -> Iterable[ToolCalled]:
-    return (r.event for r in agent.records if isinstance(r.event, ToolCalled))
+    """The calls that ran or were answered (not those refused over the agent's budget)."""
+    return (r.event for r in agent.records if isinstance(r.event, ToolCalled) and not r.event.over_budget)
 
 
 def duplicate_share(sets: Mapping[str, set[str]], siblings: Mapping[str, list[str]]) -> float | None:

@@ -4,7 +4,7 @@
 from .corpus import Corpus
 from .index import CorpusIndex, default_cache_dir, index_path_for, root_tag_for
 from .query import query_terms, to_fts_query
-from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound, PassageRead
+from .records import CorpusError, IndexHit, IndexingInterrupted, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import DEFAULT_SKIP_DIRS, DEFAULT_SKIP_FILES, ScanOptions
 from .tools import make_corpus_tools
 
@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_SKIP_FILES",
     "IndexHit",
     "IndexStats",
+    "IndexingInterrupted",
     "Passage",
     "PassageNotFound",
     "PassageRead",

@@ -8,7 +8,7 @@ from typing import Sequence
 
 from .index import CorpusIndex, RootProgress, resolve_root
 from .query import to_fts_query
-from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound, PassageRead
+from .records import CorpusError, IndexHit, IndexingInterrupted, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import KINDS, ScanOptions
 
 
@@ -47,7 +47,10 @@ class Corpus:
             for root in real:
                 ix = CorpusIndex.open(root, cache_dir, options=options)
                 corpus._add(ix)
-                stats = ix.update(None if progress is None else functools.partial(progress, str(root)))
+                try:
+                    stats = ix.update(None if progress is None else functools.partial(progress, str(root)))
+                except KeyboardInterrupt:  # said with the root it stopped in
+                    raise IndexingInterrupted(str(root)) from None
                 corpus.stats[ix.root_tag] = stats
                 if stats.passages == 0:
                     exts = " ".join(sorted(KINDS))

@@ -14,6 +14,15 @@ class PassageNotFound(CorpusError):
     """A well-formed passage id that names no passage in the index."""
 
 
+class IndexingInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or a signal the caller turns into one) while a root was being indexed. The update was
+    rolled back as a whole: the index holds what it held before, and the next open indexes the rest."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self.root = root
+
+
 @dataclass
 class IndexStats:
     """What one `update()` saw. `files_seen` counts every candidate entry (indexable extension,

@@ -1,0 +1,72 @@
+"""SIGTERM and SIGHUP during a first corpus indexing (before the run starts) end the CLI like Ctrl-C:
+one line saying what was interrupted, the exit code of the signal, no traceback, no run directory, and
+the next run indexes the corpus and completes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import ROOT
+
+QUESTION = "How are the gears of a widget aligned?"
+FILES = 2400  # about two seconds of indexing here, alone
+
+
+def write_corpus(root: Path, files: int) -> None:
+    """Enough files that indexing takes seconds (the progress line shows after one)."""
+    for i in range(files):
+        sub = root / f"part{i % 20}"
+        sub.mkdir(parents=True, exist_ok=True)
+        body = " ".join(f"Widget {i} section {j}: the gears of widget {i} are aligned by turning shaft {j}."
+                        for j in range(40))
+        (sub / f"page{i:05d}.md").write_text(f"# Widget {i}\n\n{body}\n\n## Care\n\nKeep widget {i} dry.\n")
+
+
+def start_run(tmp_path: Path, docs: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "RESEARCH_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.Popen([sys.executable, "-m", "lead_agent.cli", "run", QUESTION, "--corpus", str(docs),
+                             "--runs-dir", str(tmp_path / "runs"), "--max-rounds", "1"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def signal_while_indexing(proc: subprocess.Popen[str], signum: int) -> tuple[str, str]:
+    """Send `signum` once the "indexing corpus" progress line shows (after a second of indexing, with
+    more than half the files still to index); (stdout, stderr) of the process."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "indexing corpus" in line:
+            proc.send_signal(signum)
+            break
+    else:
+        proc.wait()
+        raise AssertionError(f"no indexing progress line: {''.join(seen)}")
+    out, err = proc.communicate(timeout=60)
+    return out, "".join(seen) + err
+
+
+def test_sigterm_and_sighup_during_a_first_indexing_end_like_ctrl_c_and_the_next_run_works(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write_corpus(docs, FILES)
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # the second finds the index as the first left it
+        proc = start_run(tmp_path, docs)
+        out, err = signal_while_indexing(proc, signum)
+        assert proc.returncode == 128 + signum, err  # 143, 129: as for a run these signals end
+        lines = [ln for ln in err.splitlines() if ln.startswith("research:")]
+        assert "Traceback" not in err, err
+        assert len(lines) == 1 and "interrupted while indexing the corpus" in lines[0], err
+        assert str(docs.resolve()) in lines[0] and "next run" in lines[0]
+        assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # no run was started
+        assert out == ""
+    proc = start_run(tmp_path, docs)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and f"{FILES} file(s) (re)indexed" in err
+    assert "gears" in out
