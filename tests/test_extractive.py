@@ -461,3 +461,18 @@ def test_a_contrasting_sentence_that_introduces_code_comes_with_its_code_or_not_
         text = re.sub(r"\s*\[\d+(?:, \d+)*\]\s*\|?$", "", ln.strip())
         if text.endswith(":"):
             assert not ln.startswith("|") and lines[i + 1].startswith("```"), report
+
+
+def test_a_sentence_introducing_code_keeps_it_when_an_earlier_claim_took_the_same_example(docs: Path,
+                                                                                          tmp_path: Path) -> None:
+    """A how-to sentence takes the example after it; when the next claim is the sentence that introduces that
+    example ("…can be called directly:"), the example moves to follow it: no claim ends in ":" without code."""
+    (docs / "renaming.md").write_text(
+        "# Renaming widgets\n\nRenaming a widget with rename() after it is created does not notify the widget "
+        "parent of the new widget name. If needed, rename() can notify the widget parent directly:\n\n"
+        "    w.rename('x', notify=True)\n    w.parent.refresh()\n\nThe widget name is kept in widget.name.\n")
+    result = run("How do I rename a widget and notify its parent?", docs, tmp_path)
+    claims = [c for a in read_run(result.run_dir).trace.agents.values() if a.findings for c in a.findings.claims]
+    texts = [c.text for c in claims]
+    intro = next(i for i, t in enumerate(texts) if t.startswith("If needed, rename() can notify"))
+    assert intro + 1 < len(texts) and texts[intro + 1].strip().startswith("w.rename("), texts

@@ -167,7 +167,12 @@ class ExtractiveModel:
             extra = attachment(u, atype)
             if extra is not None and not (len(claims) <= 2 or u.intro or extra.kind is UnitKind.SIGNATURE):
                 extra = None  # past the first claims, only the short API line a how-to sentence documents
-            if extra is not None and all(c["text"] != extra.text for c in claims):
+            if extra is None:
+                continue
+            have = [c for c in claims if c["text"] == extra.text]
+            if have and u.intro:  # the code goes right after the sentence that introduces it
+                claims.remove(have[0])
+            if not have or u.intro:
                 claims.append({"text": extra.text, "source_ids": [extra.source_id]})
         open_questions = [f"No retrieved passage mentions {t.text}." for t in sel.missing]
         open_questions += [f"The documents mention {t.text} only in passing: no title or heading names it."
