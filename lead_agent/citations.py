@@ -120,9 +120,13 @@ def check_citations(draft: str, sources: SourceRegistry) -> tuple[str, CitationC
                         numbers[sid] = len(numbers) + 1
                         check.cited_sources.append(sid)
                     kept.append(f"[{numbers[sid]}]")
-                return "".join(dict.fromkeys(kept))
+                return "".join(dict.fromkeys(kept)) or _DROPPED
 
-            new_sentences.append(re.sub(r"\s+([.!?,;:])", r"\1", re.sub(r"[ \t]+(?=\s|$)", "", MARKER.sub(replace, masked_sentence))))
+            # a marker dropped whole takes the space before it along ("text [S9]." -> "text."), a kept one the
+            # space after it before punctuation ("[S2] ." -> "[3]."); other text keeps its spacing ("the .INI file")
+            marked = re.sub(rf"[ \t]*{_DROPPED}", "", MARKER.sub(replace, masked_sentence))
+            marked = re.sub(r"(\[\d+\])[ \t]+(?=[.!?,;:])", r"\1", marked)
+            new_sentences.append(re.sub(r"[ \t]+(?=\s|$)", "", marked))
         out_lines.append(unmask(" ".join(s for s in new_sentences if s)))
     report = "\n".join(out_lines).rstrip() + "\n"
     if numbers:
@@ -141,6 +145,9 @@ def check_citations(draft: str, sources: SourceRegistry) -> tuple[str, CitationC
             lines.append(f"- {issue.source_id} ({why}): “{issue.sentence[:160]}”")
         report += "\n".join(lines) + "\n"
     return report, check
+
+
+_DROPPED = "\x01"  # where a marker whose every id was removed stood
 
 
 def _marker_ids(inside: str) -> list[str]:

@@ -208,3 +208,16 @@ def test_lines_without_markers_stay_as_written_and_odd_input_is_safe() -> None:
     assert report.startswith("\nSpaces stay  as written , here .   \n")  # untouched: no marker on the line
     assert "Tasks `t` and \x001\x00 stay, and the remaining tasks in the group are cancelled [1].\n\n## References" in report
     assert (check.unknown, check.supported) == (1, 1)
+
+
+def test_a_quoted_sentence_keeps_its_own_spacing_before_punctuation() -> None:
+    """Only the space a marker leaves is closed: "the .INI file" and "the . operator" are quoted as written."""
+    reg = SourceRegistry()
+    reg.register(key="ini", kind="corpus", title="Launcher", locator="using/windows.html#7",
+                 text="The same settings can be configured in the .INI file used by the launcher, "
+                      "and an attribute is read with the . operator.")
+    draft = ("The same settings can be configured in the .INI file used by the launcher [S1]. "
+             "An attribute is read with the . operator [S1] [S9].\n")
+    report, _ = check_citations(draft, reg)
+    assert "configured in the .INI file used by the launcher [1]." in report
+    assert "read with the . operator [1]." in report
