@@ -623,3 +623,10 @@ def test_stopwords_written_as_names_are_searched() -> None:
     assert to_fts_query("When is `is` wrong?") == '"is" OR "wrong"'
     with pytest.raises(CorpusError, match="no searchable words"):
         to_fts_query("WHAT IS IT?")  # a question in capitals is shouted, not named
+
+
+def test_a_title_of_common_words_is_searched_when_nothing_else_is_left() -> None:
+    assert to_fts_query("What is What Now?") == '"what" OR "now"'  # the tutorial's section "What Now?"
+    assert to_fts_query("Tell me about The Zen of Python") == '"zen" OR "python"'  # (other words left: no change)
+    with pytest.raises(CorpusError, match="no searchable words"):
+        to_fts_query("What is it? Is it here?")  # capitals that start a sentence are no title

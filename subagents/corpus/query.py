@@ -52,8 +52,24 @@ def query_terms(question: str) -> list[str]:
             terms.append(" ".join(parts))
         named = {p.lower() for p in _PART.findall(original) if _written_as_name(p, quoted, shouted)}
         terms.extend(p for p in parts if (p not in STOPWORDS or p in named) and (len(p) > 1 or p.isdigit()))
-    seen: dict[str, None] = dict.fromkeys(terms)
+    seen: dict[str, None] = dict.fromkeys(terms or _title_words(question))
     return list(seen)[:MAX_TERMS]
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+)$")
+
+
+def _title_words(question: str) -> list[str]:
+    """When nothing else is left: the capitalised words inside a sentence ("What is What Now?" asks
+    about the section titled "What Now?"), a title made of common words."""
+    out: list[str] = []
+    if question.isupper():  # shouted: every word is in capitals
+        return out
+    for m in re.finditer(r"[^\W\d_]+", question):
+        word = m.group(0)
+        if word[0].isupper() and len(word) > 1 and not _SENTENCE_START.search(question[: m.start()]):
+            out.append(word.lower())
+    return out
 
 
 def to_fts_query(question: str) -> str:
