@@ -476,3 +476,16 @@ def test_a_sentence_introducing_code_keeps_it_when_an_earlier_claim_took_the_sam
     texts = [c.text for c in claims]
     intro = next(i for i, t in enumerate(texts) if t.startswith("If needed, rename() can notify"))
     assert intro + 1 < len(texts) and texts[intro + 1].strip().startswith("w.rename("), texts
+
+
+def test_a_how_to_sentence_does_not_take_the_next_example_when_it_is_about_something_else(docs: Path,
+                                                                                          tmp_path: Path) -> None:
+    """The example after a how-to sentence goes with it only when it uses a name the sentence gives or a word
+    of the question: "use w.children()" does not come with the page's next example, which paints a window."""
+    (docs / "listing.md").write_text(
+        "# Listing widgets\n\nTo list the children of a widget you can use w.children() or iterate over w.\n\n"
+        "    >>> w.paint(color='red')\n    >>> w.show()\n\nPainting is covered elsewhere.\n")
+    result = run("How do I list the children of a widget?", docs, tmp_path)
+    claims = [c.text for a in read_run(result.run_dir).trace.agents.values() if a.findings for c in a.findings.claims]
+    assert any("w.children()" in c for c in claims), claims
+    assert not any("w.paint" in c for c in claims), claims

@@ -405,16 +405,28 @@ def _distinct(chosen: list[Unit], u: Unit) -> bool:
     return True
 
 
-def attachment(u: Unit, atype: AnswerType) -> Unit | None:
+_IDENT_IN_TEXT = re.compile(r"[A-Za-z_][\w.]*\(\)?|[A-Za-z_]\w*(?:\.\w+)+|\b\w*_\w+\b")
+
+
+def _about_the_same(code: Unit, u: Unit, terms: list[Term]) -> bool:
+    """An example goes with a sentence when it uses a name the sentence gives (`readlines` for "use
+    f.readlines()") or a word of the question; not the next example of the page about something else."""
+    names = {f for m in _IDENT_IN_TEXT.finditer(u.text) if "(" in m.group(0) or "." in m.group(0) or "_" in m.group(0)
+             for f in text_forms(m.group(0)) if len(f) >= 3}
+    return bool(names & code.forms) or any(mentions(t, code.forms, code.text) for t in terms)
+
+
+def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> Unit | None:
     """The code a sentence introduces ("…, call clone() with deep=True:"); for a how-to answer also
-    the API signature the sentence documents (the nearest one above it) or the example after it."""
+    the API signature the sentence documents (the nearest one above it) or the example after it, when
+    that example is about the same thing (`_about_the_same`; every example, when no terms are given)."""
     units = units_of(u.passage)
     if u.intro:
         return next((x for x in units if x.position == u.position + 1), None)
     if atype is not AnswerType.HOW_TO:
         return None
     after = [x for x in units if x.position > u.position and x.kind is UnitKind.CODE][:1]
-    if after and after[0].position - u.position <= 3:
+    if after and after[0].position - u.position <= 3 and (terms is None or _about_the_same(after[0], u, terms)):
         return after[0]
     before = [x for x in units if x.position < u.position and x.kind is UnitKind.SIGNATURE]
     return before[-1] if before and u.position - before[-1].position <= 4 else None

@@ -164,7 +164,7 @@ class ExtractiveModel:
         atype = focus.question.answer_type
         for u in sel.claims:
             claims.append({"text": u.text, "source_ids": [u.source_id]})
-            extra = attachment(u, atype)
+            extra = attachment(u, atype, focus.terms)
             if extra is not None and not (len(claims) <= 2 or u.intro or extra.kind is UnitKind.SIGNATURE):
                 extra = None  # past the first claims, only the short API line a how-to sentence documents
             if extra is None:
