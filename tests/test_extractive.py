@@ -489,3 +489,11 @@ def test_a_how_to_sentence_does_not_take_the_next_example_when_it_is_about_somet
     claims = [c.text for a in read_run(result.run_dir).trace.agents.values() if a.findings for c in a.findings.claims]
     assert any("w.children()" in c for c in claims), claims
     assert not any("w.paint" in c for c in claims), claims
+
+
+def test_a_glossary_definition_is_quoted_with_the_term_it_defines(docs: Path, tmp_path: Path) -> None:
+    """"A small helper object that a widget delegates drawing to." says nothing of what it defines: quoted
+    for a what-is question, the definition carries its term (and the citation still checks)."""
+    result = run("What is a gadget?", docs, tmp_path)
+    assert "gadget: A small helper object that a widget delegates drawing to." in result.report, result.report
+    assert result.manifest["citation_check"]["pass_rate"] == 1.0

@@ -22,9 +22,11 @@ from typing import Any
 
 from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
-from ..extractive.evidence import Evidence, UnitKind, gather
+from ..extractive.analysis import AnswerType
+from ..extractive.evidence import Evidence, Unit, UnitKind, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, focus_of, select
+from ..extractive.terms import mentions, text_forms
 from ..extractive.reading import feedback_query, pick_reads
 from ..model import (Message, ModelRequest, ModelResponse, StopReason, TextBlock, ToolResultBlock, ToolUseBlock,
                      Usage)
@@ -159,11 +161,12 @@ class ExtractiveModel:
 
     @staticmethod
     def _findings(focus: Focus, ev: Evidence) -> dict[str, Any]:
+        """The selected units as claims (each with its source), what is missing as open questions."""
         sel = select(focus, ev)
         claims: list[dict[str, Any]] = []
         atype = focus.question.answer_type
         for u in sel.claims:
-            claims.append({"text": u.text, "source_ids": [u.source_id]})
+            claims.append({"text": _with_term(u, focus), "source_ids": [u.source_id]})
             extra = attachment(u, atype, focus.terms)
             if extra is not None and not (len(claims) <= 2 or u.intro or extra.kind is UnitKind.SIGNATURE):
                 extra = None  # past the first claims, only the short API line a how-to sentence documents
@@ -188,3 +191,12 @@ class ExtractiveModel:
         return {"status": status, "summary": claims[0]["text"] if claims else "",
                 "claims": claims, "open_questions": open_questions,
                 "related": [{"text": u.text, "source_ids": [u.source_id]} for u in sel.related]}
+
+
+def _with_term(u: Unit, focus: Focus) -> str:
+    """A definition quoted with the term it defines ("generator expression: An expression that returns an
+    iterator.") when the question asks what something is and the term names what it asks about."""
+    if focus.question.answer_type is AnswerType.WHAT_IS and u.term_line \
+            and any(mentions(t, text_forms(u.term_line), u.term_line) for t in focus.terms):
+        return f"{u.term_line.rstrip(':')}: {u.text}"
+    return u.text
