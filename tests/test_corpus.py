@@ -167,7 +167,9 @@ def test_title_weighting(corpus_dir: Path, cache: Path) -> None:
 
 PLAIN_HTML = """<html><head><title>Plain page</title></head><body>
 <nav>plainnavjunk</nav><script>plainscriptjunk()</script>
+<div class="navheader"><table><tr><th>docbooknavjunk Chapter 1</th></tr><tr><td>Prev</td><td>Up</td><td>Next</td></tr></table></div>
 <h2>Plain heading</h2><p>plainbody text</p>
+<div class="navfooter"><table><tr><td>Prev</td><td>Home</td><td>docbookfooterjunk Next</td></tr></table></div>
 <form><input name="q"> plainformjunk</form><footer>plainfooterjunk</footer>
 </body></html>"""
 
@@ -177,7 +179,8 @@ def test_html_chrome_dropped_and_structure_kept(corpus_dir: Path, cache: Path) -
     with open_index(corpus_dir, cache) as ix:
         ix.update()
         for junk in ("sidebarjunk", "scriptjunk", "relatedjunk", "navjunk", "footerjunk", "localtocjunk", "toctreejunk",
-                     "plainnavjunk", "plainfooterjunk", "plainscriptjunk", "plainformjunk"):
+                     "plainnavjunk", "plainfooterjunk", "plainscriptjunk", "plainformjunk", "docbooknavjunk",
+                     "docbookfooterjunk"):
             assert ix.search(junk) == [], junk
         plain = ix.search("plainbody")[0]  # a page without a main element: <body>, chrome dropped
         assert (plain.path, plain.title, plain.heading) == ("plain.html", "Plain page", "Plain heading")

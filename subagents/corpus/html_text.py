@@ -18,7 +18,8 @@ from .chunking import Block, Document
 from .thesaurus import index_entries
 
 CHROME_CLASSES = frozenset(
-    "sphinxsidebar related footer headerlink toctree-wrapper mobile-nav menu-wrapper".split()
+    "sphinxsidebar related footer headerlink toctree-wrapper mobile-nav menu-wrapper "
+    "navheader navfooter".split()  # (DocBook's Prev | Up | Next bars: the PostgreSQL manual)
 )
 _DROP_TAGS = frozenset(
     "script style noscript template nav svg form iframe button select textarea footer head title meta link "

@@ -43,7 +43,7 @@ from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
 from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, words_of
 
-SCHEMA = "corpus-3"  # bump when the schema or the extraction changes: the index is rebuilt
+SCHEMA = "corpus-4"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
 LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python
