@@ -497,3 +497,15 @@ def test_a_glossary_definition_is_quoted_with_the_term_it_defines(docs: Path, tm
     result = run("What is a gadget?", docs, tmp_path)
     assert "gadget: A small helper object that a widget delegates drawing to." in result.report, result.report
     assert result.manifest["citation_check"]["pass_rate"] == 1.0
+
+
+def test_a_prefixed_form_of_a_word_the_documents_use_is_no_unknown_word(docs: Path, tmp_path: Path) -> None:
+    """"subwidgets" is no word of the corpus, but "widgets" is: the user's own word for the children of a
+    widget, not a sign that the question is about something else."""
+    _notes(docs, 1000)
+    report = run("How do I copy a widget together with its subwidgets?", docs, tmp_path).report
+    assert "do not answer this question" not in report and "never use the word" not in report, report
+    assert "clone() with deep=True" in report
+    # an unprefixed word the corpus never uses still is one
+    report = run("How do I copy a widget together with its gizmofluxes?", docs, tmp_path / "other").report
+    assert "never use the word gizmofluxes" in report, report

@@ -237,7 +237,7 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
     for t in focus.terms:
         if weights.absent(t) and not t.named and not mentions(t, indexed, "") \
                 or t.kind is TermKind.NUMBER and "." not in t.text:
-            if _unmatchable(t, weights, focus.question.text):
+            if _unmatchable(t, weights, focus.question.text) and not derived(t, focus, raw):
                 out.append((t, ABSENT_WEIGHT * weight(t, weights)))
             continue
         if t.kind is TermKind.SYMBOL and t.text not in raw:
@@ -308,7 +308,23 @@ def _verb_slot(term: Term, text: str) -> bool:
     return bool(re.search(rf"\b(?:i|we|you|to)\s+{word}\b|{_AUX_SUBJECT}{word}\b", text, re.I))
 
 
-def unknown_words(focus: Focus, weights: Weights) -> list[Term]:
+_PREFIX = re.compile(r"^(?:sub|super|re|un|non|pre|post|multi|inter|over|under|mis|dis|auto|self|co|de)-?(?=[a-z]{4,})")
+
+
+def derived(term: Term, focus: Focus, raw: str) -> bool:
+    """A word made of an English prefix and a word the question or the retrieved text does use
+    ("subfolders": sub + folders): the user's own word for something documented, not a word about
+    something else."""
+    word = term.text.lower()
+    m = _PREFIX.match(word)
+    if not m:
+        return False
+    rest = text_forms(word[m.end():])
+    return any(rest & t.forms for t in focus.terms if t is not term) or any(
+        re.search(rf"\b{re.escape(f)}", raw, re.I) for f in rest if len(f) >= 4)
+
+
+def unknown_words(focus: Focus, weights: Weights, raw: str = "") -> list[Term]:
     """The objective's ordinary words that the corpus never uses ("seaborn", "football", "Vue" opening an
     objective), when they are a fifth or more of its content terms: it asks about something the
     documents do not cover, in a corpus large enough for its vocabulary to tell. (Names and identifiers
@@ -318,7 +334,7 @@ def unknown_words(focus: Focus, weights: Weights) -> list[Term]:
     terms = [t for t in dict.fromkeys(focus.question.terms + focus.about)
              if t.kind not in (TermKind.SYMBOL, TermKind.NUMBER)]
     unknown = [t for t in terms if t.kind is TermKind.WORD and _never_used(t, weights)
-               and not _verb_slot(t, focus.question.text)]
+               and not _verb_slot(t, focus.question.text) and not derived(t, focus, raw)]
     return unknown if terms and len(unknown) >= UNKNOWN_SHARE * len(terms) else []
 
 
@@ -451,7 +467,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
     raw = ev.all_text()
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
-    unknown = unknown_words(focus, ev.weights)
+    unknown = unknown_words(focus, ev.weights, raw)
     if best is None or missing or passing or unknown or not enough:
         return Selection([], related, missing, coverage, passing=passing, unknown=unknown)
     chosen: list[Unit] = []
