@@ -20,6 +20,7 @@ from subagents.corpus import (
     root_tag_for,
     to_fts_query,
 )
+from subagents.corpus.query import operators_in
 from subagents.corpus import index as index_module
 from subagents.corpus.chunking import MAX_CHARS
 from subagents.model import ToolUseBlock
@@ -633,3 +634,11 @@ def test_a_title_of_common_words_is_searched_when_nothing_else_is_left() -> None
     assert to_fts_query("Tell me about The Zen of Python") == '"zen" OR "python"'  # (other words left: no change)
     with pytest.raises(CorpusError, match="no searchable words"):
         to_fts_query("What is it? Is it here?")  # capitals that start a sentence are no title
+
+
+def test_operators_standing_alone_are_named_and_prose_marks_are_not() -> None:
+    assert operators_in("What does := do?") == [":="]
+    assert operators_in("Is `**` the same as pow()? And ->?") == ["**", "->"]
+    assert operators_in("What is the ->> operator, and is == slower than is?") == ["->>", "=="]
+    assert operators_in("Hello - world... Why? Really!") == []
+    assert operators_in("Use (?P<name>...) in re, or a, b; c") == []

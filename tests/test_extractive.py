@@ -509,3 +509,27 @@ def test_a_prefixed_form_of_a_word_the_documents_use_is_no_unknown_word(docs: Pa
     # an unprefixed word the corpus never uses still is one
     report = run("How do I copy a widget together with its gizmofluxes?", docs, tmp_path / "other").report
     assert "never use the word gizmofluxes" in report, report
+
+
+def test_an_operator_asked_about_is_found_through_the_documentation_index(docs: Path, tmp_path: Path) -> None:
+    """"What does := do?" has no word to search; the documentation's index lists the operator (":= (colon
+    equals)", and "**" heading its uses) and leads to the section that explains it in words."""
+    (docs / "reference").mkdir()
+    (docs / "reference" / "ops.html").write_text(
+        "<html><head><title>Operators</title></head><body><div role='main'><h1>Operators</h1>"
+        "<p>Gadgets combine values.</p><hr id='index-1'/><h2>Naming expressions</h2>"
+        "<p>A naming expression binds a value to a name while also returning the value.</p>"
+        "<hr id='index-2'/><h2>The raising operation</h2>"
+        "<p>The raising operation gives its left operand raised to the power of its right operand.</p>"
+        "</div></body></html>")
+    entries = sorted([(f"gizmo_{i:02d}() (in module gizmos)", f"library/widgets.html#g{i}") for i in range(34)],
+                     key=lambda e: e[0])
+    items = ('<li><a href="reference/ops.html#index-1">:= (colon equals)</a></li>'
+             '<li>**<ul><li><a href="reference/ops.html#index-2">operator</a></li></ul></li>'
+             + "".join(f'<li><a href="{href}">{term}</a></li>' for term, href in entries))
+    (docs / "genindex.html").write_text(INDEX_PAGE.format(items=items))
+    walrus = run("What does := do?", docs, tmp_path / "a")
+    assert walrus.manifest["status"] == "completed", walrus.report
+    assert "binds a value to a name" in section(walrus.report, "Answer"), walrus.report
+    power = run("What does ** do?", docs, tmp_path / "b")
+    assert "raised to the power" in section(power.report, "Answer"), power.report

@@ -4,13 +4,15 @@
 from .corpus import Corpus
 from .index import CorpusIndex, default_cache_dir, index_path_for, root_tag_for
 from .query import query_terms, to_fts_query
-from .records import CorpusError, IndexHit, IndexingInterrupted, IndexStats, Passage, PassageNotFound, PassageRead
+from .records import (CorpusError, IndexHit, IndexingInterrupted, IndexStats, NoSearchableWords, Passage,
+                      PassageNotFound, PassageRead)
 from .scan import DEFAULT_SKIP_DIRS, DEFAULT_SKIP_FILES, ScanOptions
 from .tools import make_corpus_tools
 
 __all__ = [
     "Corpus",
     "CorpusError",
+    "NoSearchableWords",
     "CorpusIndex",
     "DEFAULT_SKIP_DIRS",
     "DEFAULT_SKIP_FILES",

@@ -38,12 +38,12 @@ except ImportError:  # not POSIX: SQLite's own write lock is all there is
     fcntl = None  # type: ignore[assignment]
 
 from .chunking import chunk_document
-from .query import to_fts_query
+from .query import operators_in, to_fts_query
 from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
-from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, words_of
+from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
 
-SCHEMA = "corpus-4"  # bump when the schema or the extraction changes: the index is rebuilt
+SCHEMA = "corpus-5"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
 LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python
@@ -442,6 +442,9 @@ class CorpusIndex:
         passage its link points to — the anchored section, else the page's passage best matching the
         query. Empty when the corpus has no index page."""
         words = words_of(query)  # stem -> word as written
+        symbols = operators_in(query)
+        if symbols:
+            return self._symbol_lookup(symbols, words, k)
         if not words:
             return []
         match = " OR ".join('"' + w.replace('"', " ").replace(".", " ") + '"' for w in words.values())
@@ -470,6 +473,31 @@ class CorpusIndex:
             if passage is not None and passage.passage_id not in seen:
                 seen.add(passage.passage_id)
                 hits.append(IndexHit(term, passage, score))
+        return hits
+
+    def _symbol_lookup(self, symbols: list[str], words: dict[str, str], k: int) -> list[IndexHit]:
+        """Entries for operators the query names (":=", "**", "->"): the index lists them by symbol
+        (":= (colon equals)", "** in function calls"); those sharing more of the query's words first."""
+        rows: list[tuple[str, str, str]] = []
+        with self._lock:
+            for sym in symbols:  # the symbol as the entry, heading it ("** in function calls") or under a word ("operator **")
+                esc = sym.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                rows += self._db.execute(
+                    "SELECT term, target, anchor FROM entries WHERE term = ? OR term LIKE ? ESCAPE '\\' "
+                    "OR term LIKE ? ESCAPE '\\' ORDER BY length(term) LIMIT ?",
+                    (sym, f"{esc} %", f"% {esc}", LOOKUP_ROWS)).fetchall()
+        query_stems = set(words)
+        scored = sorted(rows, key=lambda r: (-len(set(stems(r[0])) & query_stems), len(r[0])))
+        hits: list[IndexHit] = []
+        seen: set[str] = set()
+        for term, target, anchor in scored:
+            if len(hits) >= k:
+                break
+            named = " OR ".join(f'"{w}"' for w in words_of(term).values()) or '"operator"'
+            passage = self._passage_at(target, anchor, named)
+            if passage is not None and passage.passage_id not in seen:
+                seen.add(passage.passage_id)
+                hits.append(IndexHit(term, passage, 1.0 + len(set(stems(term)) & query_stems)))
         return hits
 
     def _passage_at(self, relpath: str, anchor: str, match: str) -> Passage | None:

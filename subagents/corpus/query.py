@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .records import CorpusError
+from .records import NoSearchableWords
 
 MAX_TERMS = 24
 
@@ -72,10 +72,21 @@ def _title_words(question: str) -> list[str]:
     return out
 
 
+_OPERATOR = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=[`'\"(]))([^\w\s`'\"()\[\]{},;]{1,3})(?=$|\s|[`'\")?,.])")
+_PROSE_MARKS = frozenset("? ! . : - -- — – ... ?! ?? !!".split())
+
+
+def operators_in(question: str) -> list[str]:
+    """The operators a question names, standing alone (":=", "**", "->", "@"): what it asks about when
+    it asks "what does := do?". Sentence punctuation and dashes are not operators."""
+    found = (m.group(1) if len(m.group(1)) == 1 else m.group(1).rstrip("?!.,") for m in _OPERATOR.finditer(question))
+    return list(dict.fromkeys(op for op in found if op and op not in _PROSE_MARKS))
+
+
 def to_fts_query(question: str) -> str:
     terms = query_terms(question)
     if not terms:
-        raise CorpusError(
+        raise NoSearchableWords(
             f"query {question.strip()[:80]!r} has no searchable words once stopwords and question "
             "words are removed; use content words such as names, terms or identifiers"
         )

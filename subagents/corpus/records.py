@@ -10,6 +10,10 @@ class CorpusError(ValueError):
     with nothing indexable, a query with no searchable words, a malformed passage id."""
 
 
+class NoSearchableWords(CorpusError):
+    """A query with nothing to search once stop words are removed (it may still name an operator)."""
+
+
 class PassageNotFound(CorpusError):
     """A well-formed passage id that names no passage in the index."""
 

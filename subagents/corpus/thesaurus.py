@@ -48,7 +48,8 @@ class IndexEntry:
 
 
 def _clean(text: str) -> str:
-    return _WS.sub(" ", text.replace("\u00b6", "")).strip(" ,;:\n\t")
+    # (only trailing punctuation goes: an entry may start with an operator, ":= (colon equals)")
+    return _WS.sub(" ", text.replace("\u00b6", "")).strip(" \n\t").rstrip(" ,;:")
 
 
 def _own(el: etree._Element) -> tuple[str, list[etree._Element]]:
@@ -106,7 +107,7 @@ def _term(el: etree._Element) -> str:
             parts.append("".join(child.itertext()))
         parts.append(child.tail or "")
     outside = _clean(_SEE.sub("", _clean("".join(parts))))
-    if re.search(r"[^\W\d_]", outside):
+    if re.search(r"[^\W\d_]", outside) or outside and not first_link:  # (an operator heading its uses: "**")
         return outside
     return _clean(_SEE.sub("", _clean(first_link)))
 

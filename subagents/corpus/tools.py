@@ -17,7 +17,7 @@ from ..tool_names import READ_PASSAGE, SEARCH_CORPUS
 from ..tools import Tool, ToolContext, ToolError, untrusted
 from .corpus import Corpus
 from .query import query_terms
-from .records import CorpusError, Passage
+from .records import CorpusError, NoSearchableWords, Passage
 
 
 class SearchCorpusArgs(BaseModel):
@@ -77,8 +77,13 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
         return _register_passage(ctx, p, text, str(root) if root is not None else None)
 
     async def search_corpus(args: SearchCorpusArgs, ctx: ToolContext) -> str:
+        entries = corpus.lookup(args.query, INDEX_ENTRIES)
         try:
             hits = corpus.search(args.query, args.k)
+        except NoSearchableWords as e:
+            if not entries:  # "what does := do?": no words, but the index lists the operator
+                raise ToolError(str(e)) from None
+            hits = []
         except CorpusError as e:
             raise ToolError(str(e)) from None
         results: list[dict[str, Any]] = []
@@ -97,7 +102,6 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
         stats = {"passages": corpus.passage_count(), "term_passages": corpus.term_passages(terms),
                  "term_titles": corpus.term_titles(terms)}
         payload: dict[str, Any] = {"query": args.query, "results": results, "corpus": stats}
-        entries = corpus.lookup(args.query, INDEX_ENTRIES)
         if entries:
             payload["index"] = [{"entry": h.entry, "source_id": _register(ctx, h.passage, h.passage.snippet),
                                  "passage_id": h.passage.passage_id, "title": h.passage.title,

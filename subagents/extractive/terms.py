@@ -261,8 +261,8 @@ def weight(term: Term, weights: Weights) -> float:
 
 
 def mentions(term: Term, forms: set[str], raw: str = "") -> bool:
-    if term.kind is TermKind.SYMBOL:
-        return term.text in raw
+    if term.kind is TermKind.SYMBOL:  # in the text as written, or among its forms (an index entry ":= (colon equals)")
+        return term.text in raw or term.text in forms
     return bool(term.forms & forms)
 
 
