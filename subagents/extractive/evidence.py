@@ -162,6 +162,7 @@ def _split_units(passage: Passage) -> list[Unit]:
             for s in split_sentences(line):
                 units.append(Unit(s, UnitKind.SENTENCE, passage, len(units)))
     api = ""
+    headings = {passage.title.strip(), *(h.strip() for h in passage.heading.split(" > "))}
     for prev, u in zip([None] + units, units):
         u.forms = text_forms(u.text)
         if u.kind is UnitKind.SIGNATURE:
@@ -171,7 +172,8 @@ def _split_units(passage: Passage) -> list[Unit]:
                 and len(prev.text.split()) >= 6:
             prev.intro = True
         if prev is not None and prev.kind is UnitKind.SENTENCE and len(prev.text.split()) <= 5 \
-                and not _SENTENCE_END.search(prev.text) and not _NOT_A_TERM.search(prev.text):
+                and not _SENTENCE_END.search(prev.text) and not _NOT_A_TERM.search(prev.text) \
+                and prev.text not in headings:  # (the page's title or a heading repeated in its text names no term)
             u.term_line = prev.text
             u.forms |= text_forms(prev.text)  # a definition is about the term it follows
     return units

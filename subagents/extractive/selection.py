@@ -134,6 +134,8 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
         b = 0.0
         if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) for t in subject):
             b += 1.3  # the definition that follows the term in a glossary or definition list
+            if all(any(t.forms & x.forms for x in subject) for t in extract_terms(u.term_line)):
+                b += 0.7  # the term exactly ("widget"), not a longer one containing it ("widget toolkit")
         if re.match(r"^(?:An?|The)\s+\w+(?:\s+\w+)?\s+(?:which|that|used|for|whose)\b", s):
             b += 0.3
         if starts_with_subject and re.search(_DEF_VERB, " ".join(s.split()[:5]), re.I):
