@@ -3,6 +3,7 @@ stop words, a light suffix stemmer and a sentence splitter. Deterministic and de
 
 from __future__ import annotations
 
+import functools
 import re
 
 STOPWORDS = frozenset("""
@@ -80,3 +81,28 @@ def sentences(text: str) -> list[str]:
         if buf:
             out.append(buf)
     return out
+
+
+_OPERATOR = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=[`'\"(]))([^\w\s`'\"()\[\]{},;]{1,3})(?=$|\s|[`'\")?,.])")
+_PROSE_MARKS = frozenset("? ! . : - -- — – ... ?! ?? !!".split())
+
+
+def operators_in(question: str) -> list[str]:
+    """The operators a question names, standing alone (":=", "**", "->", "@"): what it asks about when
+    it asks "what does := do?". Sentence punctuation and dashes are not operators."""
+    found = (m.group(1) if len(m.group(1)) == 1 else m.group(1).rstrip("?!.,") for m in _OPERATOR.finditer(question))
+    return list(dict.fromkeys(op for op in found if op and op not in _PROSE_MARKS))
+
+
+_OPERATOR_CHARS = re.escape("!#$%&*+-./:;<=>?@\\^|~")
+
+
+@functools.lru_cache(maxsize=256)
+def _standing(op: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![{_OPERATOR_CHARS}]){re.escape(op)}(?![{_OPERATOR_CHARS}])")
+
+
+def has_operator(op: str, text: str) -> bool:
+    """The text uses the operator itself, not a longer one containing it (":=" is not in "::=", "->>" not in
+    "<->>"); "10**2" and "(||)" do use theirs."""
+    return op in text and bool(_standing(op).search(text))

@@ -642,3 +642,14 @@ def test_operators_standing_alone_are_named_and_prose_marks_are_not() -> None:
     assert operators_in("What is the ->> operator, and is == slower than is?") == ["->>", "=="]
     assert operators_in("Hello - world... Why? Really!") == []
     assert operators_in("Use (?P<name>...) in re, or a, b; c") == []
+
+
+def test_a_query_naming_an_operator_finds_it_as_written(tmp_path: Path, cache: Path) -> None:
+    root = tmp_path / "ops"
+    write(root / "json.txt", "JSON\n\nThe operator json ->> text extracts a field as text.\n")
+    write(root / "trgm.txt", "Trigrams\n\nThe operator text <->> text gives a distance; every operator here is fast.\n")
+    write(root / "other.txt", "Other\n\nAn operator, operator, operator: words about operators only.\n")
+    with Corpus.open([root], cache) as corpus:
+        assert [h.path for h in corpus.search("What does the ->> operator do?", 5)][0] == "json.txt"
+        assert [h.path for h in corpus.search("->>", 5)] == ["json.txt"]  # no words: the passages using it
+        assert corpus.search("~~>", 5) == []

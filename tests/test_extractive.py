@@ -538,3 +538,18 @@ def test_a_page_title_above_a_sentence_is_no_term_it_defines(docs: Path, tmp_pat
     title (no glossary bonus, no "Gadgets and widgets:" in front of the quote)."""
     report = run("What are gadgets and widgets?", docs, tmp_path).report
     assert "Gadgets and widgets:" not in report, report
+
+
+def test_an_operator_without_an_index_entry_is_found_as_written(docs: Path, tmp_path: Path) -> None:
+    """The full-text index drops punctuation: passages that use "->>" itself (not inside "<->>") are found
+    literally; an operator no passage uses makes the question not found instead of a match on its words."""
+    (docs / "ops.txt").write_text(
+        "Gadget operators\n\nThe gadget operators are listed below, each with what it returns.\n\n"
+        "gadget ->> text → text Extracts the named field of a gadget as text.\n\n"
+        "gadget <->> gadget → real Returns the distance between two gadgets.\n")
+    report = run("What does the ->> operator do?", docs, tmp_path / "a").report
+    answer = section(report, "Answer")
+    assert "Extracts the named field of a gadget as text." in answer, report
+    assert "Returns the distance" not in answer, report
+    report = run("What does the ~~> operator do?", docs, tmp_path / "b").report
+    assert "do not answer this question" in section(report, "Answer") and "mentions ~~>" in report, report

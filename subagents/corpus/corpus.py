@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
+from itertools import zip_longest
 from pathlib import Path
 from typing import Sequence
 
 from .index import CorpusIndex, RootProgress, resolve_root
-from .query import to_fts_query
+from .query import operators_in, to_fts_query
 from .records import CorpusError, IndexHit, IndexingInterrupted, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import KINDS, ScanOptions
 
@@ -69,6 +70,9 @@ class Corpus:
         return sum(ix.passage_count() for ix in self.indexes)
 
     def search(self, query: str, k: int = 8) -> list[Passage]:
+        if operators_in(query):  # passages with the operator as written first, in each root's own order
+            per_root = [ix.search(query, k) for ix in self.indexes]
+            return [p for group in zip_longest(*per_root) for p in group if p is not None][:k]
         fts = to_fts_query(query)  # CorpusError for a query without content words
         hits = [p for ix in self.indexes for p in ix.search_fts(fts, k)]
         hits.sort(key=lambda p: p.score, reverse=True)

@@ -39,6 +39,8 @@ except ImportError:  # not POSIX: SQLite's own write lock is all there is
 
 from .chunking import chunk_document
 from .query import operators_in, to_fts_query
+from .records import NoSearchableWords
+from ..text import has_operator
 from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
 from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
@@ -75,6 +77,14 @@ JOIN chunks c ON c.id = s.rid JOIN files f ON f.id = c.file_id
 ORDER BY s.rank
 """
 
+OVERFETCH = 3  # literal matches fetched per result wanted: some use the operator only inside a longer one
+
+_SEARCH_LITERAL = """
+SELECT f.relpath, c.chunk_no, f.title, c.heading, fts.body, '', -({uses}) AS rank
+FROM fts JOIN chunks c ON c.id = fts.rowid JOIN files f ON f.id = c.file_id
+WHERE {literal} ORDER BY rank, c.id LIMIT ?
+"""
+
 _READ = """
 SELECT c.chunk_no, c.heading, f.title, fts.body
 FROM files f JOIN chunks c ON c.file_id = f.id JOIN fts ON fts.rowid = c.id
@@ -82,6 +92,13 @@ WHERE f.relpath = ? AND c.chunk_no BETWEEN ? AND ? ORDER BY c.chunk_no
 """
 
 _WS = re.compile(r"\s+")
+
+
+def _around(body: str, ops: list[str], width: int = 300) -> str:
+    """A snippet of a passage around the first operator it contains."""
+    at = min((i for i in (body.find(op) for op in ops) if i >= 0), default=0)
+    start = max(0, at - width // 2)
+    return _plain(("… " if start else "") + body[start:start + width])
 
 
 def default_cache_dir() -> Path:
@@ -373,8 +390,37 @@ class CorpusIndex:
         return f"{self.root_tag}/{relpath}#{chunk_no}"
 
     def search(self, query: str, k: int = 8) -> list[Passage]:
-        """Best `k` passages for a natural-language query (CorpusError if it has no content words)."""
+        """Best `k` passages for a natural-language query (CorpusError if it has no content words and
+        names no operator)."""
+        ops = operators_in(query)
+        if ops:
+            return self._search_operators(query, ops, k)
         return self.search_fts(to_fts_query(query), k)
+
+    def _search_operators(self, query: str, ops: list[str], k: int) -> list[Passage]:
+        """A query naming operators ("what does ->> return?"): the full-text index drops punctuation, so the
+        passages that contain one as written come first, ranked by the query's words (by how often they use
+        it, when the query has no other word); then the words' own best passages."""
+        try:
+            fts: str | None = to_fts_query(query)
+        except NoSearchableWords:
+            fts = None
+        literal = " OR ".join("instr(body, ?) > 0" for _ in ops)
+        uses = " + ".join("(length(body) - length(replace(body, ?, ''))) / length(?)" for _ in ops)
+        with self._lock:
+            if fts is not None:
+                rows = self._db.execute(_SEARCH.replace("WHERE fts MATCH ?", f"WHERE fts MATCH ? AND ({literal})"),
+                                        (fts, *ops, OVERFETCH * max(1, k))).fetchall()
+            else:
+                rows = self._db.execute(_SEARCH_LITERAL.format(literal=literal, uses=uses),
+                                        (*ops, *[x for op in ops for x in (op, op)], OVERFETCH * max(1, k))).fetchall()
+        hits = [Passage(self.passage_id(rel, n), title, heading, rel, body, _plain(snip) or _around(body, ops), -rank)
+                for rel, n, title, heading, body, snip, rank in rows
+                if any(has_operator(op, body) for op in ops)][:k]  # (":=" inside "::=" is no use of it)
+        if fts is not None and len(hits) < k:
+            seen = {h.passage_id for h in hits}
+            hits += [h for h in self.search_fts(fts, k) if h.passage_id not in seen][: k - len(hits)]
+        return hits
 
     def search_fts(self, fts_query: str, k: int = 8) -> list[Passage]:
         """Run an FTS5 MATCH expression as is."""

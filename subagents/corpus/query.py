@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..text import operators_in  # noqa: F401  (re-exported: the search reads operators too)
 from .records import NoSearchableWords
 
 MAX_TERMS = 24
@@ -70,17 +71,6 @@ def _title_words(question: str) -> list[str]:
         if word[0].isupper() and len(word) > 1 and not _SENTENCE_START.search(question[: m.start()]):
             out.append(word.lower())
     return out
-
-
-_OPERATOR = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=[`'\"(]))([^\w\s`'\"()\[\]{},;]{1,3})(?=$|\s|[`'\")?,.])")
-_PROSE_MARKS = frozenset("? ! . : - -- — – ... ?! ?? !!".split())
-
-
-def operators_in(question: str) -> list[str]:
-    """The operators a question names, standing alone (":=", "**", "->", "@"): what it asks about when
-    it asks "what does := do?". Sentence punctuation and dashes are not operators."""
-    found = (m.group(1) if len(m.group(1)) == 1 else m.group(1).rstrip("?!.,") for m in _OPERATOR.finditer(question))
-    return list(dict.fromkeys(op for op in found if op and op not in _PROSE_MARKS))
 
 
 def to_fts_query(question: str) -> str:

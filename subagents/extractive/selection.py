@@ -266,7 +266,8 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if t.named and not (t.kind is TermKind.NUMBER
-                                                                               and "." not in t.text)]
+                                                                               and "." not in t.text)
+             or t.kind is TermKind.SYMBOL]  # (an operator asked about, "::", is named as much as a function)
     return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
 
 

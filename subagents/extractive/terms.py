@@ -18,7 +18,7 @@ from typing import Iterable, Mapping
 from functools import lru_cache
 
 from ..stemming import stem_word
-from ..text import STOPWORDS
+from ..text import STOPWORDS, has_operator, operators_in
 
 
 @lru_cache(maxsize=65536)
@@ -196,6 +196,8 @@ def extract_terms(text: str) -> list[Term]:
         term = make_term(tok, kind)
         if term.key or kind is TermKind.SYMBOL:
             out.setdefault(term.forms, term)
+    for op in operators_in(text):  # any operator standing alone ("->>", "::", "@>"), not only Python's
+        out.setdefault(frozenset({op}), make_term(op, TermKind.SYMBOL))
     return list(out.values())
 
 
@@ -262,7 +264,7 @@ def weight(term: Term, weights: Weights) -> float:
 
 def mentions(term: Term, forms: set[str], raw: str = "") -> bool:
     if term.kind is TermKind.SYMBOL:  # in the text as written, or among its forms (an index entry ":= (colon equals)")
-        return term.text in raw or term.text in forms
+        return term.text in forms or has_operator(term.text, raw)
     return bool(term.forms & forms)
 
 
