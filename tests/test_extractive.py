@@ -553,3 +553,12 @@ def test_an_operator_without_an_index_entry_is_found_as_written(docs: Path, tmp_
     assert "Returns the distance" not in answer, report
     report = run("What does the ~~> operator do?", docs, tmp_path / "b").report
     assert "do not answer this question" in section(report, "Answer") and "mentions ~~>" in report, report
+
+
+def test_a_compared_thing_the_documents_lack_says_why_in_its_row(docs: Path, tmp_path: Path) -> None:
+    result = run("What is the difference between a gadget and a Zorblax?", docs, tmp_path)
+    row = next(ln for ln in section(result.report, "Answer").splitlines() if ln.startswith("| Zorblax |"))
+    agent = next(a for a in read_run(result.run_dir).trace.agents.values()
+                 if a.delegation and a.delegation.objective.startswith("Zorblax"))
+    assert agent.findings and not agent.findings.claims
+    assert row == f"| Zorblax | ({agent.findings.open_questions[0].rstrip('.')}) |", result.report

@@ -134,12 +134,23 @@ def _code_too(i: int, f: Found, found: list[Found], atype: AnswerType) -> bool:
     return i == 0 or any(bool(SIGNATURE.match(x.claim.text.strip())) for x in with_code(f, found)[1:])
 
 
-def _answer(question: str, found: list[Found], titles: dict[str, str]) -> tuple[list[str], set[int]]:
+def why_not(rounds: list[RoundReport]) -> dict[str, str]:
+    """Per objective (without the lead's note): the first reason its subagent gave for finding nothing."""
+    out: dict[str, str] = {}
+    for rnd in rounds:
+        for sub in rnd.subagents:
+            if not sub.findings.claims and sub.findings.open_questions:
+                out.setdefault(_NOTE.sub("", sub.delegation.objective).strip(), sub.findings.open_questions[0])
+    return out
+
+
+def _answer(question: str, found: list[Found], titles: dict[str, str],
+            reasons: dict[str, str] | None = None) -> tuple[list[str], set[int]]:
     q = analyse(question)
     used: set[int] = set()
     lines: list[str] = []
     if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
-        return _comparison(q.entities, ranked(question, found, titles), found)
+        return _comparison(q.entities, ranked(question, found, titles), found, reasons or {})
     # each subagent ranked its claims with their headings and neighbours in view: its first is its answer
     by_rank = sorted(found, key=lambda f: (f.group, f.order))
     if q.multi:
@@ -159,7 +170,8 @@ def _answer(question: str, found: list[Found], titles: dict[str, str]) -> tuple[
     return lines, used
 
 
-def _comparison(entities: list[str], order: list[Found], found: list[Found]) -> tuple[list[str], set[int]]:
+def _comparison(entities: list[str], order: list[Found], found: list[Found],
+                reasons: dict[str, str]) -> tuple[list[str], set[int]]:
     used: set[int] = set()
     lines: list[str] = []
     ent_terms = {e: entity_terms(e) for e in entities}
@@ -186,8 +198,9 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found]) -> 
         if own:
             used.add(id(own[0]))
             rows.append(f"| {e} | {own[0].claim.text.replace('|', '/')} {cite(own[0].claim)} |")
-        else:
-            rows.append(f"| {e} | (no retrieved passage describes it) |")
+        else:  # why its subagent found nothing ("The documents never use the word gevent.")
+            why = reasons.get(e, "No retrieved passage describes it.").replace("|", "/")
+            rows.append(f"| {e} | ({why.rstrip('.')}) |")
     lines += [f"| | {' / '.join(entities)}: what the documentation says |", "|---|---|"] + rows
     return lines, used
 
@@ -209,7 +222,7 @@ def report(question: str, rounds: list[RoundReport]) -> str:
                     seen.add(f.claim.text)
                     lines.append(f"- {f.claim.text} {cite(f.claim)}")
         return "\n".join(lines)
-    answer, used = _answer(question, found, titles)
+    answer, used = _answer(question, found, titles, why_not(rounds))
     lines += answer
     shown = {f.claim.text for f in found if id(f) in used}
     details = []
