@@ -256,7 +256,8 @@ class ToolCalled(Event):
 
 @dataclass(frozen=True)
 class ToolReturned(Event):
-    """A tool's result, exactly as the model saw it."""
+    """A tool's result, exactly as the model saw it; `ran`: false when the tool itself never ran (refused
+    over budget or by the allow-list, unknown, or given invalid input): not one of the tool's failures."""
 
     kind: ClassVar[str] = "tool_result"
     id: str
@@ -264,6 +265,7 @@ class ToolReturned(Event):
     is_error: bool
     content: str
     seconds: float
+    ran: bool = True
 
 
 @dataclass(frozen=True)
