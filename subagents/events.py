@@ -342,11 +342,20 @@ class PlanRejected(Event):
     problems: list[str]
 
 
+class RoundPurpose(StrEnum):
+    RESEARCH = "research"  # the first round or a gap round: counts against --max-rounds
+    REPLAN = "replan"  # a new plan after failed tasks: counts against --max-replans, not --max-rounds
+
+
 @dataclass(frozen=True)
 class RoundStarted(Event):
+    """A round's subagents start; `purpose`: research (the first round or a gap round, bounded by --max-rounds)
+    or replan (a new plan after failed tasks, bounded by --max-replans)."""
+
     kind: ClassVar[str] = "round_start"
     round: int
     agent_ids: list[str]
+    purpose: RoundPurpose = RoundPurpose.RESEARCH
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from .context import AgentRole, AgentStatus
 from .delegation import Delegation, Findings
 from .events import (RUN_AGENT, AgentEnded, AgentFailed, AgentStarted, AttemptStarted, CitationChecked, EstimateMade,
                      EventRecord, FindingsSubmitted, ModelResponded, PlanAccepted, PlanRejected, PlanReviewed,
-                     ReplanDecided, ReportWritten, RoundEnded, RoundStarted, RunBudgetReached, RunEnded, RunResumed,
-                     RunStarted, RunStatus, SourceRegistered, ToolCalled, ToolReturned)
+                     ReplanDecided, ReportWritten, RoundEnded, RoundPurpose, RoundStarted, RunBudgetReached, RunEnded,
+                     RunResumed, RunStarted, RunStatus, SourceRegistered, ToolCalled, ToolReturned)
 from .loop import CallRecord, tally_tool_result
 from .model import Usage
 from .models.pricing import add_costs, cost
@@ -128,6 +128,7 @@ class RoundTrace:
     agent_ids: list[str]
     started: float
     ended: float | None = None
+    purpose: RoundPurpose = RoundPurpose.RESEARCH  # replan rounds count against --max-replans, not --max-rounds
 
 
 @dataclass
@@ -181,7 +182,7 @@ class RunTrace:
         elif isinstance(e, SourceRegistered):
             self.sources.append((rec.agent_id, e))
         elif isinstance(e, RoundStarted):
-            self.rounds[e.round] = RoundTrace(e.round, list(e.agent_ids), rec.t)
+            self.rounds[e.round] = RoundTrace(e.round, list(e.agent_ids), rec.t, purpose=e.purpose)
         elif isinstance(e, RoundEnded) and e.round in self.rounds:
             self.rounds[e.round].ended = rec.t
 
