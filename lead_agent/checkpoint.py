@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 from subagents.context import AgentRole, AgentStatus
 from subagents.delegation import Findings, FindingsStatus, Plan
 from subagents.events import (AgentEnded, Clock, EventBus, MessageAdded, Observer, PlanAccepted,
-                              PlanReviewed, ReviewDecision, RunEnded, RunResumed, RunStatus, ToolCalled, ToolReturned)
+                              PlanReviewed, ReviewDecision, RunEnded, RunResumed, RunStatus, ToolCalled)
 from subagents.model import Message, ToolResultBlock, ToolUseBlock
 from subagents.runs import AgentTrace, RunTrace, plan_file, read_run
 from subagents.sources import SourceRegistry
@@ -94,18 +94,14 @@ def restore_plan_file(path: Path, p: PlanAccepted) -> None:
 
 
 def result_of(a: AgentTrace) -> SubagentResult:
-    """A finished subagent's result, as its events recorded it."""
+    """A finished subagent's result, as its events recorded it (its tool failures counted as the live run
+    counted them: only calls its tools ran, see `tally_tool_result`)."""
     assert a.delegation is not None
-    errors: dict[str, int] = {}
-    oks: dict[str, int] = {}
-    for rec in a.records:
-        if isinstance(rec.event, ToolReturned):
-            tally = errors if rec.event.is_error else oks
-            tally[rec.event.name] = tally.get(rec.event.name, 0) + 1
     findings = a.findings or Findings(status=FindingsStatus.FAILED)
     return SubagentResult(a.agent_id, a.delegation, findings, a.status, stop=a.stop, error=a.error, usage=a.usage,
                           calls=list(a.calls), tool_calls=a.tool_calls, turns=a.turns, started=a.started or 0.0,
-                          ended=a.ended or 0.0, model=a.model, tool_errors=errors, tool_successes=oks)
+                          ended=a.ended or 0.0, model=a.model, tool_errors=dict(a.tool_errors),
+                          tool_successes=dict(a.tool_successes))
 
 
 def plan_of(p: PlanAccepted) -> Plan:

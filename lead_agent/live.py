@@ -100,7 +100,7 @@ def header(tree: ProgressTree, now: float) -> Text:
 
 def _round_label(r: RoundNode, subs: list[AgentNode]) -> Text:
     done = sum(a.finished for a in subs)
-    label = Text(f"round {r.round}", style="bold")
+    label = Text(r.label, style="bold")
     label.append(f"  {r.query_type} · {done}/{len(subs)} done", style="dim")
     if r.ended is not None:
         by_status: dict[str, int] = {}

@@ -80,8 +80,8 @@ def manifest_of(trace: RunTrace, sources: int, seconds: float) -> dict[str, Any]
         "agents": [agent_entry(a) for a in trace.ordered_agents()],
         "usage": trace.usage().to_dict(), "cost_usd": trace.cost_usd(),
         "timings": {"started_at": trace.started_at, "seconds": round(seconds, 3),
-                    "rounds": [{"round": r.round, "started": r.started, "ended": r.ended, "subagents": len(r.agent_ids)}
-                               for r in trace.rounds.values()]},
+                    "rounds": [{"round": r.round, "purpose": r.purpose.value, "started": r.started, "ended": r.ended,
+                                "subagents": len(r.agent_ids)} for r in trace.rounds.values()]},
         "sources": sources,
         **governance_of(trace),
     }

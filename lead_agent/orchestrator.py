@@ -3,6 +3,10 @@ approval gate, run its round as a DAG of subagents (lead_agent/rounds.py), hand 
 the replanning decisions back, allow gap rounds and replans up to their caps, and return the
 lead's final text as the draft report. Everything it does is emitted as typed events.
 
+Two caps, counted apart: research rounds (the first round and the lead's gap rounds) are bounded by
+--max-rounds; replan rounds (a new plan after failed tasks) by --max-replans. A replan never uses up a
+research round. The run's budgets (cost, tokens, deadline) bound both.
+
 Plans are data: every version the lead, a person or a replan writes is a `plan` event (version,
 round, author, diff from the previous version) and a plan.vN.json file. When the run's budget is
 reached the lead gets one more call to write its report from what it has.
@@ -20,7 +24,7 @@ from subagents.context import (AgentRole, AgentStatus, FailureCause, LeadLimits,
 from subagents.delegation import Delegation, Plan, plan_problems, plan_schema, tasks_per_query_type
 from subagents.events import (AgentEnded, AgentFailed, AgentStarted, EventBus, MessageAdded, PlanAccepted,
                               PlannedTask, PlanRejected, PlanReviewed, ReplanDecided, ReviewDecision, RoundEnded,
-                              RoundStarted, RunStatus)
+                              RoundPurpose, RoundStarted, RunStatus)
 from subagents.ledger import Ledger
 from subagents.loop import (AgentSpec, ContextHook, Limits, LoopState, LoopStop, add_message, agent_loop,
                             answer_tool_calls)
@@ -141,18 +145,23 @@ class Lead:
 
     # ---- what the lead may do, stated once for prompts and models alike
     def replans_left(self) -> int:
-        """New plans the lead may still write after failures: --max-replans, within --max-rounds."""
-        return max(0, min(self.s.max_replans - self.state.replans, self.s.max_rounds - len(self.state.plans)))
+        """New plans the lead may still write after failures: --max-replans (research rounds do not count)."""
+        return max(0, self.s.max_replans - self.state.replans)
+
+    def research_rounds_left(self) -> int:
+        """Research rounds (the first and gap rounds) still allowed by --max-rounds (replans do not count)."""
+        return max(0, self.s.max_rounds - (len(self.state.plans) - self.state.replans))
 
     def rounds_left(self) -> int:
-        """Rounds the lead may start now: a replan after failures, else a gap round (all count in --max-rounds)."""
+        """Rounds the lead may start now: a replan after failures (--max-replans), else a gap round
+        (--max-rounds); none once the run's budget is reached."""
         if self.ledger is not None and self.ledger.stopped and not self.s.estimate:
             return 0
         if self.state.replan_for:
             return self.replans_left()
         if self.state.replan_stopped:
             return 0
-        return max(0, self.s.max_rounds - len(self.state.plans))
+        return self.research_rounds_left()
 
     def limits(self) -> LeadLimits:
         return LeadLimits(tasks_per_query_type=tasks_per_query_type(self.s.max_subagents),
@@ -213,7 +222,7 @@ class Lead:
             line = self.ledger.reached
             return f"the run's {line.budget.value if line else ''} budget is reached; write the final report now"
         if replan and self.replans_left() <= 0 or not replan and self.state.replan_stopped:
-            return (f"no replan is left (--max-replans {self.s.max_replans}, --max-rounds {self.s.max_rounds}); "
+            return (f"no replan is left (--max-replans {self.s.max_replans}); "
                     "write the final report from the findings you have")
         if not replan and self.rounds_left() <= 0:
             return f"no delegation rounds left (the limit is {self.s.max_rounds}); write the final report now"
@@ -239,8 +248,9 @@ class Lead:
         self.state.plans.append(pending.plan)
         if self.s.estimate:
             return "Estimate recorded: no subagents were run."
+        purpose = RoundPurpose.REPLAN if pending.author == "replan" else RoundPurpose.RESEARCH
         outcomes = await self.run_tasks(pending.round, list(zip(agent_ids(pending.round, pending.plan),
-                                                                 pending.plan.tasks)))
+                                                                 pending.plan.tasks)), purpose)
         report = round_report(pending.round, outcomes, self.sub.sources)
         self.state.rounds.append(report)
         return self.findings_message(pending.round, outcomes, report)
@@ -312,10 +322,11 @@ class Lead:
         raise StopAgent("The plan was rejected by a person." if refused else "The plan awaits a person's approval.")
 
     # ---- a round
-    async def run_tasks(self, round_no: int, tasks: list[tuple[str, Delegation]]) -> list[TaskOutcome]:
+    async def run_tasks(self, round_no: int, tasks: list[tuple[str, Delegation]],
+                        purpose: RoundPurpose = RoundPurpose.RESEARCH) -> list[TaskOutcome]:
         if round_no not in self.state.rounds_started:
             self.state.rounds_started.add(round_no)
-            self.events.emit(RoundStarted(round_no, [a for a, _ in tasks]))
+            self.events.emit(RoundStarted(round_no, [a for a, _ in tasks], purpose))
         runner = RoundRunner(self.bus, self.events, self.sub, self.s.concurrency, ledger=self.ledger,
                              replans_left=self.replans_left(), reuse=self.state.reuse, recorded=self.state.recorded)
         outcomes = await runner.run(round_no, tasks)

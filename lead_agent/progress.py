@@ -115,7 +115,8 @@ class PlainProgress:
             took = f", {fmt_secs(node.elapsed(record.t))}" if node is not None else ""
             return f"{who} {e.status.value}: {claims}{e.tool_calls} tool call(s){took}{extra}"
         if isinstance(e, RoundEnded):
-            return f"round {e.round} done: " + ", ".join(f"{a} {s.value}" for a, s in e.statuses.items())
+            node = self.tree.rounds.get(e.round)
+            return f"{node.label if node is not None else f'round {e.round}'} done: " + ", ".join(f"{a} {s.value}" for a, s in e.statuses.items())
         if isinstance(e, CitationChecked):
             return f"citation check: {e.supported}/{e.markers} supported, {e.unsupported} unsupported, {e.unknown} unknown"
         if isinstance(e, ReportWritten):

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from subagents.context import AgentRole, AgentStatus
+from subagents.context import AgentRole, AgentStatus, Strategy
 from subagents.events import (RUN_AGENT, AgentEnded, AgentFailed, AgentStarted, BudgetExhausted, CitationChecked,
                               ContextCondensed, EventRecord, FindingsSubmitted, ModelRequested, ModelResponded,
-                              ModelRetried, PlanAccepted, PlanRejected, ReportWritten, RoundEnded, RoundStarted,
-                              RunEnded, RunStarted, RunStatus, ToolCalled, ToolReturned)
+                              ModelRetried, PlanAccepted, PlanRejected, ReplanDecided, ReportWritten, RoundEnded,
+                              RoundPurpose, RoundStarted, RunEnded, RunStarted, RunStatus, ToolCalled, ToolReturned)
 from subagents.model import Usage
 from subagents.models.pricing import cost
 from subagents.tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_CORPUS, SUBMIT_FINDINGS, WEB_SEARCH
@@ -134,6 +134,12 @@ class RoundNode:
     ended: float | None = None
     query_type: str = ""
     rationale: str = ""
+    purpose: RoundPurpose = RoundPurpose.RESEARCH
+
+    @property
+    def label(self) -> str:
+        """"round 2", or "round 2 (replan)" for a new plan after failed tasks (not one of --max-rounds)."""
+        return f"round {self.round}" + (" (replan)" if self.purpose is RoundPurpose.REPLAN else "")
 
 
 @dataclass
@@ -152,6 +158,7 @@ class ProgressTree:
     agents: dict[str, AgentNode] = field(default_factory=dict)
     rounds: dict[int, RoundNode] = field(default_factory=dict)
     plans_rejected: int = 0
+    replans_asked: set[str] = field(default_factory=set)  # failed agents the lead is asked to replan for, now
     citations: str = ""
     report_path: str = ""
     corpus_lines: list[str] = field(default_factory=list)
@@ -220,7 +227,7 @@ class ProgressTree:
                 node.tool_calls += 1
         elif isinstance(e, ToolReturned):
             node.tools.pop(e.id, None)
-            node.tool_errors += e.is_error
+            node.tool_errors += e.is_error and e.ran
         else:
             self._agent_other(node, rec)
 
@@ -248,12 +255,17 @@ class ProgressTree:
             node.note = f"plan rejected: {_clip('; '.join(e.problems), 80)}"
         elif isinstance(e, RoundStarted):
             r = self.rounds.setdefault(e.round, RoundNode(e.round, list(e.agent_ids), t))
-            r.started, r.agent_ids = t, list(e.agent_ids)
+            r.started, r.agent_ids, r.purpose = t, list(e.agent_ids), e.purpose
+            self.replans_asked.clear()
             for call in node.tools.values():  # the delegate call lasts as long as its round
                 if call.what == DELEGATE:
-                    call.step = f"waiting for round {e.round} ({len(e.agent_ids)} subagents)"
+                    call.step = f"waiting for {r.label} ({len(e.agent_ids)} subagents)"
         elif isinstance(e, RoundEnded) and e.round in self.rounds:
             self.rounds[e.round].ended = t
+        elif isinstance(e, ReplanDecided) and e.strategy is Strategy.REPLAN:
+            self.replans_asked.add(e.agent_id)
+        elif isinstance(e, ReplanDecided):  # a later decision for it (stop: the lead wrote the report instead)
+            self.replans_asked.discard(e.agent_id)
 
     def thinking(self, node: AgentNode) -> str:
         """What a model call in flight is for, in words."""
@@ -264,7 +276,10 @@ class ProgressTree:
                 return "planning"
             if any(r.ended is None for r in self.rounds.values()):
                 return "thinking"
-            if self.max_rounds is not None and len(self.rounds) >= self.max_rounds:
+            if self.replans_asked:  # failed tasks: a replan (bounded by --max-replans, not --max-rounds)
+                return "reading findings: a replan or the report"
+            research = sum(r.purpose is RoundPurpose.RESEARCH for r in self.rounds.values())
+            if self.max_rounds is not None and research >= self.max_rounds:  # replans are not in --max-rounds
                 return "reading findings, writing the report"  # no round left: this call writes the report
             return "reading findings: a gap round or the report"
         return "thinking"

@@ -7,8 +7,9 @@
   - alternative tool: a tool failed on every call and another tool family of the run can serve;
   - skip: the task is not critical, or cannot run (the run's budget is spent);
   - replan: the lead writes a new plan from what succeeded (at most --max-replans times);
-  - stop: no replan is left (--max-replans, or --max-rounds, which counts every round); the lead
-    writes the report from what it has (with --approve a person may allow one more plan).
+  - stop: no replan is left (--max-replans; research rounds, capped by --max-rounds, do not use up
+    replans, nor replans research rounds); the lead writes the report from what it has (with --approve
+    a person may allow one more plan).
 """
 
 from __future__ import annotations
@@ -99,5 +100,5 @@ def decide(failure: Failure, delegation: Delegation, *, attempt: int, run_tools:
         return Decision(Strategy.REPLAN, failure.cause,
                         f"{failure.reason}; the lead is asked for a new plan ({replans_left} replan(s) left)")
     return Decision(Strategy.STOP, failure.cause,
-                    f"{failure.reason}; no replan is left (--max-replans / --max-rounds): the report is written "
+                    f"{failure.reason}; no replan is left (--max-replans): the report is written "
                     "from what there is")

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from subagents.events import AgentFailed, ContextCondensed, FindingsSubmitted, ModelRetried, ToolCalled, ToolReturned
+from subagents.events import (AgentFailed, ContextCondensed, FindingsSubmitted, ModelRetried, RoundPurpose, ToolCalled,
+                             ToolReturned)
 from subagents.model import Usage
 from subagents.runs import AgentTrace, Run, read_run
 
@@ -76,8 +77,10 @@ def _plans(run: Run) -> list[str]:
     for plan in run.trace.plans:
         changed = sum(1 for line in plan.diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
         diff = f"; {changed} line(s) changed from v{plan.version - 1}" if plan.diff else ""
-        out += ["", f"Plan v{plan.version} (round {plan.round}, {plan.query_type.value}, by {plan.author}{diff}): "
-                    f"{plan.rationale}"]
+        ran = run.trace.rounds.get(plan.round)
+        replan = " (replan)" if ran is not None and ran.purpose is RoundPurpose.REPLAN else ""
+        out += ["", f"Plan v{plan.version} (round {plan.round}{replan}, {plan.query_type.value}, by {plan.author}"
+                    f"{diff}): {plan.rationale}"]
         for task in plan.tasks:
             d = task.delegation
             b = d.budget
@@ -212,6 +215,8 @@ def run_json(run: Run) -> dict[str, Any]:
         "usage": t.usage().to_dict(), "cost_usd": t.cost_usd(), "seconds": t.last_t,
         "plans": [{k: v for k, v in plan_record(p, "").items() if k != "created_at"} for p in t.plans],
         "plans_rejected": [{"round": r.round, "problems": r.problems} for r in t.rejections],
+        "rounds": [{"round": r.round, "purpose": r.purpose.value, "agent_ids": r.agent_ids, "started": r.started,
+                    "ended": r.ended} for r in t.rounds.values()],
         "agents": agents,
         "citation_check": _citation_json(t.citation),
         "sources": [{**vars(s), "kind": s.kind.value} for s in run.sources],

@@ -256,7 +256,8 @@ class ToolCalled(Event):
 
 @dataclass(frozen=True)
 class ToolReturned(Event):
-    """A tool's result, exactly as the model saw it."""
+    """A tool's result, exactly as the model saw it; `ran`: false when the tool itself never ran (refused
+    over budget or by the allow-list, unknown, or given invalid input): not one of the tool's failures."""
 
     kind: ClassVar[str] = "tool_result"
     id: str
@@ -264,6 +265,7 @@ class ToolReturned(Event):
     is_error: bool
     content: str
     seconds: float
+    ran: bool = True
 
 
 @dataclass(frozen=True)
@@ -340,11 +342,20 @@ class PlanRejected(Event):
     problems: list[str]
 
 
+class RoundPurpose(StrEnum):
+    RESEARCH = "research"  # the first round or a gap round: counts against --max-rounds
+    REPLAN = "replan"  # a new plan after failed tasks: counts against --max-replans, not --max-rounds
+
+
 @dataclass(frozen=True)
 class RoundStarted(Event):
+    """A round's subagents start; `purpose`: research (the first round or a gap round, bounded by --max-rounds)
+    or replan (a new plan after failed tasks, bounded by --max-replans)."""
+
     kind: ClassVar[str] = "round_start"
     round: int
     agent_ids: list[str]
+    purpose: RoundPurpose = RoundPurpose.RESEARCH
 
 
 @dataclass(frozen=True)

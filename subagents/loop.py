@@ -139,6 +139,15 @@ async def call_model(spec: AgentSpec, request: ModelRequest, state: LoopState) -
     return response
 
 
+def tally_tool_result(returned: ToolReturned, errors: dict[str, int], successes: dict[str, int]) -> None:
+    """Count a result as one of its tool's failures or successes: only calls the tool itself ran. The live
+    loop counts with it, and so does a run read back from its events (a resumed run's finished agents)."""
+    if not returned.ran:
+        return
+    tally = errors if returned.is_error else successes
+    tally[returned.name] = tally.get(returned.name, 0) + 1
+
+
 async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopState,
                          announced: Collection[str] = ()) -> list[ToolResultBlock]:
     """Run one turn's tool calls concurrently; calls past the tool budget are refused.
@@ -160,6 +169,7 @@ async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopS
         if use.id not in announced:
             spec.events.emit(ToolCalled(use.id, use.name, use.input, over_budget=not admitted[i]))
         started = time.monotonic()
+        ran = False  # refused over budget (or, below, by the toolbox: allow-list, unknown tool, invalid input)
         if not admitted[i]:
             res = ToolResultBlock(use.id, "Refused: the tool-call budget of this agent is exhausted.", is_error=True)
         else:
@@ -168,17 +178,16 @@ async def run_tool_calls(spec: AgentSpec, uses: list[ToolUseBlock], state: LoopS
             except ToolCrashed as e:  # the call stays unanswered: a resumed run makes it again
                 crashed.append(e)
                 return
-            res = outcome.result
-            if outcome.ran:
-                tally = state.tool_errors if res.is_error else state.tool_successes
-                tally[use.name] = tally.get(use.name, 0) + 1
+            res, ran = outcome.result, outcome.ran
             if outcome.halt:
                 state.halted = True
             elif outcome.terminal and state.terminal is None:
                 state.terminal = outcome.args
         results[i] = res
-        spec.events.emit(ToolReturned(use.id, use.name, res.is_error, res.content,
-                                      round(time.monotonic() - started, 4)))
+        returned = ToolReturned(use.id, use.name, res.is_error, res.content, round(time.monotonic() - started, 4),
+                                ran=ran)
+        tally_tool_result(returned, state.tool_errors, state.tool_successes)
+        spec.events.emit(returned)
 
     async with trio.open_nursery() as nursery:
         for i, use in enumerate(uses):

@@ -30,9 +30,9 @@ from .context import AgentRole, AgentStatus
 from .delegation import Delegation, Findings
 from .events import (RUN_AGENT, AgentEnded, AgentFailed, AgentStarted, AttemptStarted, CitationChecked, EstimateMade,
                      EventRecord, FindingsSubmitted, ModelResponded, PlanAccepted, PlanRejected, PlanReviewed,
-                     ReplanDecided, ReportWritten, RoundEnded, RoundStarted, RunBudgetReached, RunEnded, RunResumed,
-                     RunStarted, RunStatus, SourceRegistered, ToolCalled)
-from .loop import CallRecord
+                     ReplanDecided, ReportWritten, RoundEnded, RoundPurpose, RoundStarted, RunBudgetReached, RunEnded,
+                     RunResumed, RunStarted, RunStatus, SourceRegistered, ToolCalled, ToolReturned)
+from .loop import CallRecord, tally_tool_result
 from .model import Usage
 from .models.pricing import add_costs, cost
 from .sources import Source, SourceRegistry
@@ -68,6 +68,10 @@ class AgentTrace:
     calls: list[CallRecord] = field(default_factory=list)
     tool_calls: int = 0  # the calls its budget counted (its terminal submit not included), as it goes and at its end
     refused_over_budget: int = 0  # calls refused without running: its tool-call budget was spent
+    # per tool, the calls that ran and failed / succeeded, counted as the live loop counts them; a rerun starts
+    # afresh (like the live agent it is), so these are its latest attempt's
+    tool_errors: dict[str, int] = field(default_factory=dict)
+    tool_successes: dict[str, int] = field(default_factory=dict)
     turns: int = 0
     started: float | None = None
     ended: float | None = None
@@ -86,6 +90,7 @@ class AgentTrace:
         if isinstance(e, AttemptStarted):  # earlier attempts' usage and calls stay counted
             self.attempts += 1
             self.status, self.ended, self._earlier_tool_calls = AgentStatus.RUNNING, None, self.tool_calls
+            self.tool_errors, self.tool_successes = {}, {}
             return
         if isinstance(e, AgentStarted):
             self.role, self.model, self.round = e.role, e.model, e.round
@@ -98,6 +103,8 @@ class AgentTrace:
             self.refused_over_budget += 1
         elif isinstance(e, ToolCalled) and e.name != SUBMIT_FINDINGS:
             self.tool_calls += 1
+        elif isinstance(e, ToolReturned):
+            tally_tool_result(e, self.tool_errors, self.tool_successes)
         elif isinstance(e, FindingsSubmitted):
             self.findings = e.findings
         elif isinstance(e, AgentFailed):
@@ -121,6 +128,7 @@ class RoundTrace:
     agent_ids: list[str]
     started: float
     ended: float | None = None
+    purpose: RoundPurpose = RoundPurpose.RESEARCH  # replan rounds count against --max-replans, not --max-rounds
 
 
 @dataclass
@@ -174,7 +182,7 @@ class RunTrace:
         elif isinstance(e, SourceRegistered):
             self.sources.append((rec.agent_id, e))
         elif isinstance(e, RoundStarted):
-            self.rounds[e.round] = RoundTrace(e.round, list(e.agent_ids), rec.t)
+            self.rounds[e.round] = RoundTrace(e.round, list(e.agent_ids), rec.t, purpose=e.purpose)
         elif isinstance(e, RoundEnded) and e.round in self.rounds:
             self.rounds[e.round].ended = rec.t
 

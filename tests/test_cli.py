@@ -137,10 +137,17 @@ def test_extractive_lead_starts_a_gap_round_for_an_unanswered_part(tmp_path: Pat
     assert m["plans"] == ["plan.v1.json", "plan.v2.json"]
     assert "## What is missing" in proc.stdout  # the part the corpus cannot answer is named
 
+    # --max-rounds 1: no gap round, but the part nothing was found for is replanned (--max-replans, not --max-rounds)
     one = run_cli("run", "Compare lists and dictionaries", "--corpus", str(corpus), "--runs-dir", str(tmp_path / "r1"),
                   "--max-rounds", "1", cwd=tmp_path)
     assert one.returncode == 0, one.stderr
-    assert not (next((tmp_path / "r1").iterdir()) / "plan.v2.json").exists()
+    m1 = json.loads((next((tmp_path / "r1").iterdir()) / "manifest.json").read_text())
+    assert [(p["round"], p["author"]) for p in m1["plan_versions"]] == [(1, "lead"), (2, "replan")]
+    assert [r["purpose"] for r in m1["timings"]["rounds"]] == ["research", "replan"]
+    none = run_cli("run", "Compare lists and dictionaries", "--corpus", str(corpus), "--runs-dir", str(tmp_path / "r0"),
+                   "--max-rounds", "1", "--max-replans", "0", cwd=tmp_path)
+    assert none.returncode == 0, none.stderr
+    assert not (next((tmp_path / "r0").iterdir()) / "plan.v2.json").exists()
 
 
 def test_retrieved_text_with_closing_tags_cannot_break_the_extractive_agents(tmp_path: Path, cache_env: Path) -> None:

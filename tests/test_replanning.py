@@ -21,7 +21,11 @@ from subagents.models.scripted import ScriptedModel, text, tool_call
 from subagents.tools import Tool, ToolContext, ToolError
 from subagents.transcript import read_events
 
-from .conftest import lead_report_from_findings, note_tools, submit_first_hit
+from lead_agent.live import render
+from lead_agent.progress import PlainProgress
+from lead_agent.progress_tree import ProgressTree
+
+from .conftest import lead_report_from_findings, note_tools, run_cli, submit_first_hit
 
 DOCS = {"taskgroup": "When a task in a TaskGroup raises, the remaining tasks in the group are cancelled.",
         "gather": "asyncio.gather returns results in the order of the awaitables passed to it."}
@@ -129,7 +133,7 @@ async def test_could_not_accomplish_goes_to_the_lead_which_replans(tmp_path: Pat
     result = await research(tmp_path, lead, sub)
     assert decisions(result) == [("r1-sub1", "replan", "could_not_accomplish")]
     second = lead.calls[1]
-    assert second.context.limits.replan_for == ("r1-sub1",) and second.context.limits.replans_left == 1
+    assert second.context.limits.replan_for == ("r1-sub1",) and second.context.limits.replans_left == 2
     seen = second.context.rounds[0].subagents[0]
     assert seen.findings.could_not_accomplish.suggestion == suggestion and seen.decision is Strategy.REPLAN
     message = second.messages[-1].content[0]
@@ -144,8 +148,8 @@ async def test_missed_success_criteria_count_as_a_failure(tmp_path: Path) -> Non
     lead = ScriptedModel([tool_call("delegate", plan(task("gather ordering", success_criteria=criteria))),
                           text("# Report\n\nPartial.")])
     sub = ScriptedModel(per_agent={"r1-sub1": [tool_call("search_notes", {"query": "gather"}), submit_first_hit]})
-    result = await research(tmp_path, lead, sub, max_rounds=1)
-    assert decisions(result) == [("r1-sub1", "stop", "criteria_missed")]  # --max-rounds 1: no round left to replan
+    result = await research(tmp_path, lead, sub, max_replans=0)
+    assert decisions(result) == [("r1-sub1", "stop", "criteria_missed")]  # --max-replans 0: no replan left
     reason = result.manifest["replans"][0]["reason"]
     assert "1 claim(s), at least 2 wanted" in reason and "do not mention 'cancelled'" in reason
 
@@ -185,3 +189,57 @@ async def test_with_an_approver_a_person_decides_past_the_cap(tmp_path: Path) ->
     assert [r["decision"] for r in result.manifest["reviews"]] == ["approved", "approved"]
     events = [e["kind"] for e in read_events(result.run_dir / "agents" / "lead.jsonl")]
     assert "plan_rejected" not in events
+
+
+def drawn(tree: ProgressTree) -> str:
+    """The live tree as the terminal shows it (plain text)."""
+    import os
+
+    from rich.console import Console
+
+    console = Console(record=True, width=120, file=open(os.devnull, "w"))
+    console.print(render(tree, tree.last_t, width=120))
+    return console.export_text()
+
+
+async def test_a_replan_does_not_use_up_a_research_round(tmp_path: Path) -> None:
+    """--max-rounds caps research rounds, --max-replans caps replans: with one research round, a failed
+    task is still replanned, and the replan round is labelled as one everywhere."""
+    lead = ScriptedModel([tool_call("delegate", plan(task("trio nurseries"))),
+                          tool_call("delegate", plan(task("asyncio.gather ordering"), rationale="replan")),
+                          lead_report_from_findings])
+    sub = ScriptedModel(per_agent={"r1-sub1": [failed()],
+                                   "r2-sub1": [tool_call("search_notes", {"query": "gather"}), submit_first_hit]})
+    lines: list[str] = []
+    progress = PlainProgress(lines.append, timestamps=False)  # its fold is the live tree's
+    result = await research(tmp_path, lead, sub, max_rounds=1, observers=[progress])
+    assert decisions(result) == [("r1-sub1", "replan", "nothing_found")]
+    asked = lead.calls[1].context.limits
+    assert asked.replan_for == ("r1-sub1",) and asked.replans_left == 2 and asked.rounds_left == 2
+    after = lead.calls[2].context.limits  # the research round is used; one replan is left, none asked for
+    assert after.rounds_left == 0 and after.replans_left == 1
+    assert (result.run_dir / "agents" / "r2-sub1.jsonl").is_file() and "asyncio.gather returns" in result.report
+    assert result.status == "completed"
+    assert [(p["round"], p["author"]) for p in result.manifest["plan_versions"]] == [(1, "lead"), (2, "replan")]
+    assert [(r["round"], r["purpose"]) for r in result.manifest["timings"]["rounds"]] == [(1, "research"),
+                                                                                          (2, "replan")]
+    assert "round 2 (replan) done: r2-sub1 ok" in lines and "round 1 done: r1-sub1 failed" in lines
+    live = drawn(progress.tree)
+    assert "round 2 (replan)" in live and "round 1 (replan)" not in live
+    shown = run_cli("show", str(result.run_dir), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "Plan v2 (round 2 (replan), " in shown.stdout and "Plan v1 (round 1, " in shown.stdout
+
+
+async def test_with_no_replans_a_failed_task_is_not_replanned_whatever_the_rounds(tmp_path: Path) -> None:
+    lead = ScriptedModel([tool_call("delegate", plan(task("trio nurseries"))),
+                          tool_call("delegate", plan(task("trio nurseries, again"))),
+                          text("# Report\n\nNothing on trio.")])
+    sub = ScriptedModel(per_agent={"r1-sub1": [failed()]})
+    result = await research(tmp_path, lead, sub, max_rounds=1, max_replans=0)
+    assert decisions(result) == [("r1-sub1", "stop", "nothing_found")]
+    assert lead.calls[1].context.limits.rounds_left == 0 and lead.calls[1].context.limits.replans_left == 0
+    refused = lead.calls[2].messages[-1].content[0]
+    assert refused.is_error and "no replan is left (--max-replans 0)" in refused.content
+    assert not (result.run_dir / "agents" / "r2-sub1.jsonl").exists()
+    assert [r["purpose"] for r in result.manifest["timings"]["rounds"]] == ["research"]

@@ -66,7 +66,8 @@ def add_parser(sub: Any) -> None:
     lim = run.add_argument_group("effort")
     lim.add_argument("--max-subagents", type=int, default=5, metavar="N", help="subagents per round (default 5)")
     lim.add_argument("--max-rounds", type=int, default=2, metavar="N",
-                     help="delegation rounds in all, the first included (default 2: one gap round)")
+                     help="research rounds in all, the first included (default 2: one gap round); replans of "
+                          "failed tasks do not count (--max-replans)")
     lim.add_argument("--concurrency", type=int, default=4, metavar="N", help="subagents running at once (default 4)")
     lim.add_argument("--estimate", action="store_true", help="write the plan and a cost estimate; run no subagents")
     lim.add_argument("--mode", choices=["multi", "single"], default=None,
@@ -86,7 +87,8 @@ def add_parser(sub: Any) -> None:
     gov.add_argument("--plan-only", action="store_true", default=None,
                      help="stop after writing the plan (status awaiting_approval); continue with "
                           "`research approve RUN` or `research reject RUN`")
-    gov.add_argument("--max-replans", type=int, metavar="N", help="new plans after failed tasks (default 2)")
+    gov.add_argument("--max-replans", type=int, metavar="N",
+                     help="new plans (replan rounds) after failed tasks (default 2), on top of --max-rounds")
     gov.add_argument("--max-cost", type=float, metavar="USD", help="stop the run at this cost (every token kind priced)")
     gov.add_argument("--max-tokens", type=int, metavar="N", help="stop the run at this many tokens (every kind)")
     gov.add_argument("--deadline", type=float, metavar="SECONDS", help="stop the run after this many seconds")
