@@ -225,7 +225,7 @@ class Lead:
             return (f"no replan is left (--max-replans {self.s.max_replans}); "
                     "write the final report from the findings you have")
         if not replan and self.rounds_left() <= 0:
-            return f"no delegation rounds left (the limit is {self.s.max_rounds}); write the final report now"
+            return f"no research rounds left (--max-rounds {self.s.max_rounds}); write the final report now"
         return None
 
     def record_version(self, plan: Plan, round_no: int, author: str) -> int:

@@ -288,7 +288,7 @@ async def test_gap_round_writes_plan_v2_and_is_capped(tmp_path: Path) -> None:
     assert v2["rationale"] == "gap: timeouts not covered" and v2["tasks"][0]["agent_id"] == "r2-sub1"
     assert not (result.run_dir / "plan.v3.json").exists()
     refusal = lead.calls[3].messages[-1].content[0]
-    assert refusal.is_error and "no delegation rounds left" in refusal.content
+    assert refusal.is_error and "no research rounds left (--max-rounds" in refusal.content
 
 
 async def test_scripted_model_running_dry_is_an_error(tmp_path: Path) -> None:
