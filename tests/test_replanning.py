@@ -229,6 +229,11 @@ async def test_a_replan_does_not_use_up_a_research_round(tmp_path: Path) -> None
     shown = run_cli("show", str(result.run_dir), cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "Plan v2 (round 2 (replan), " in shown.stdout and "Plan v1 (round 1, " in shown.stdout
+    from lead_agent.viewer.data import viewer_data
+    from subagents.runs import read_run
+
+    viewed = viewer_data(read_run(result.run_dir))  # what the trace viewer draws its plan headings from
+    assert [(p["round"], p["purpose"]) for p in viewed["plans"]] == [(1, "research"), (2, "replan")]
 
 
 async def test_with_no_replans_a_failed_task_is_not_replanned_whatever_the_rounds(tmp_path: Path) -> None:

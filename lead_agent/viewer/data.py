@@ -118,7 +118,9 @@ def _plans(run: Run) -> list[dict[str, Any]]:
         lines = plan_text(p)
         diff = list(difflib.unified_diff(previous, lines, f"v{p.version - 1}", f"v{p.version}", lineterm="", n=1)) \
             if previous is not None else []
+        ran = run.trace.rounds.get(p.round)
         out.append({"version": p.version, "round": p.round, "author": p.author, "query_type": p.query_type.value,
+                    "purpose": ran.purpose.value if ran is not None else None,
                     "rationale": p.rationale, "diff": diff,
                     "tasks": [{"agent_id": t.agent_id, **t.delegation.model_dump(mode="json")} for t in p.tasks]})
         previous = lines

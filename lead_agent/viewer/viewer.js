@@ -256,7 +256,7 @@
     var s = el("section", { id: "plans" }, el("h2", { text: "Plans" }));
     if (!D.plans.length) s.appendChild(el("p", { cls: "muted", text: "No plan was accepted." }));
     D.plans.forEach(function (p) {
-      var box = el("div", { cls: "plan" }, el("h3", { text: "Plan v" + p.version + " · round " + p.round + " · " + p.query_type + " · by " + p.author }), el("p", { text: p.rationale }));
+      var box = el("div", { cls: "plan" }, el("h3", { text: "Plan v" + p.version + " · round " + p.round + (p.purpose === "replan" ? " (replan)" : "") + " · " + p.query_type + " · by " + p.author }), el("p", { text: p.rationale }));
       var ul = el("ul");
       p.tasks.forEach(function (t) {
         ul.appendChild(el("li", null, el("a", { href: "#agent-" + t.agent_id, text: t.agent_id, on: { click: function (ev) { ev.preventDefault(); openAgent(t.agent_id); } } }),
