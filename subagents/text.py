@@ -1,4 +1,4 @@
-"""Small text utilities shared by the extractive model and the citation check: word terms,
+"""Small text utilities shared by the extractive model, the corpus search and the citation check: word terms,
 stop words, a light suffix stemmer and a sentence splitter. Deterministic and dependency-free."""
 
 from __future__ import annotations

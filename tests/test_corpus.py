@@ -20,7 +20,7 @@ from subagents.corpus import (
     root_tag_for,
     to_fts_query,
 )
-from subagents.corpus.query import operators_in
+from subagents.text import operators_in
 from subagents.corpus import index as index_module
 from subagents.corpus.chunking import MAX_CHARS
 from subagents.model import ToolUseBlock

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .index import CorpusIndex, RootProgress, resolve_root
-from .query import operators_in, to_fts_query
+from ..text import operators_in
+from .query import to_fts_query
 from .records import CorpusError, IndexHit, IndexingInterrupted, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import KINDS, ScanOptions
 

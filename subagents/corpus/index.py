@@ -38,10 +38,9 @@ except ImportError:  # not POSIX: SQLite's own write lock is all there is
     fcntl = None  # type: ignore[assignment]
 
 from .chunking import chunk_document
-from .query import operators_in, to_fts_query
-from .records import NoSearchableWords
-from ..text import has_operator
-from .records import CorpusError, IndexHit, IndexStats, Passage, PassageNotFound, PassageRead
+from ..text import has_operator, operators_in
+from .query import to_fts_query
+from .records import CorpusError, IndexHit, IndexStats, NoSearchableWords, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
 from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
 

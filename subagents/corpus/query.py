@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-from ..text import operators_in  # noqa: F401  (re-exported: the search reads operators too)
 from .records import NoSearchableWords
 
 MAX_TERMS = 24
