@@ -33,6 +33,7 @@ SMALL = {
     "bench_quality.py": lambda tmp: ["--questions", str(small_questions(tmp)), "--corpus", str(small_corpus(tmp)),
                                      "--cache-dir", str(tmp / "cache")],
     "bench_viewer.py": lambda tmp: ["--subagents", "4", "--turns", "2", "--calls", "2"],
+    "bench_sweep.py": lambda tmp: ["--corpus", str(small_corpus(tmp)), "--n", "3", "--cache-dir", str(tmp / "cache")],
     "bench_runs_index.py": lambda tmp: ["--runs", "200", "--repeat", "1"],
     # one small function's mutants, and coverage of one test that starts the CLI in a subprocess
     "bench_mutation.py": lambda tmp: ["--modules", "subagents/tools.py", "--functions", "neutralise_markers",
