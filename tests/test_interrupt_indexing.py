@@ -26,8 +26,8 @@ def write_corpus(root: Path, files: int) -> None:
         (sub / f"page{i:05d}.md").write_text(f"# Widget {i}\n\n{body}\n\n## Care\n\nKeep widget {i} dry.\n")
 
 
-def start_run(tmp_path: Path, docs: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "RESEARCH_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+def start_run(tmp_path: Path, docs: Path, cache: str = "cache") -> subprocess.Popen[str]:
+    env = {**os.environ, "RESEARCH_CACHE_DIR": str(tmp_path / cache), "PYTHONPATH": str(ROOT)}
     env.pop("ANTHROPIC_API_KEY", None)
     env.pop("OPENAI_API_KEY", None)
     return subprocess.Popen([sys.executable, "-m", "lead_agent.cli", "run", QUESTION, "--corpus", str(docs),
@@ -55,8 +55,10 @@ def signal_while_indexing(proc: subprocess.Popen[str], signum: int) -> tuple[str
 def test_sigterm_and_sighup_during_a_first_indexing_end_like_ctrl_c_and_the_next_run_works(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     write_corpus(docs, FILES)
-    for signum in (signal.SIGTERM, signal.SIGHUP):  # the second finds the index as the first left it
-        proc = start_run(tmp_path, docs)
+    # each signal on a first indexing of its own: an interrupt that lands in the index's final commit takes
+    # effect once the commit is done (SQLite's C code runs on), and then the index is whole
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        proc = start_run(tmp_path, docs, cache=f"cache-{signum}")
         out, err = signal_while_indexing(proc, signum)
         assert proc.returncode == 128 + signum, err  # 143, 129: as for a run these signals end
         lines = [ln for ln in err.splitlines() if ln.startswith("research:")]
@@ -65,8 +67,7 @@ def test_sigterm_and_sighup_during_a_first_indexing_end_like_ctrl_c_and_the_next
         assert str(docs.resolve()) in lines[0] and "next run" in lines[0]
         assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # no run was started
         assert out == ""
-    proc = start_run(tmp_path, docs)
+    proc = start_run(tmp_path, docs, cache=f"cache-{signal.SIGHUP}")  # the index as the interrupted run left it
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    assert "Traceback" not in err and f"{FILES} file(s) (re)indexed" in err
-    assert "gears" in out
+    assert "Traceback" not in err and "gears" in out

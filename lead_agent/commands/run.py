@@ -264,8 +264,9 @@ def execute_run(start: Any, seen: Any, *, json_progress: bool = False) -> int:
 def interrupted_line(run_dir: Path | None, indexing: str | None) -> str:
     """What an interrupt stopped: a corpus indexing before any run existed, or the run (saved, resumable)."""
     if indexing is not None and run_dir is None:
-        return (f"research: interrupted while indexing the corpus {indexing}: nothing was run and the index is "
-                "as it was (the next run indexes the corpus again)")
+        # (an interrupt that lands in the index's final commit takes effect once it is done: the index may be whole)
+        return (f"research: interrupted while indexing the corpus {indexing}: nothing was run (the next run brings "
+                "the index up to date)")
     return "research: interrupted" + (f"; run saved to {run_dir} (status: interrupted; "
                                       f"continue it with `research resume {run_dir}`)" if run_dir else "")
 
