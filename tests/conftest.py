@@ -94,3 +94,35 @@ def cache_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RESEARCH_CACHE_DIR", str(cache))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     return cache
+
+
+@pytest.fixture
+def research_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """`research ARGS` through the CLI's main in this process, in tmp_path with its own cache and no key or
+    model settings from the environment: (exit code, stdout, stderr). Faster than a subprocess per case."""
+    from lead_agent.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(tmp_path / "cache"))
+    for k in ("ANTHROPIC_API_KEY", "RESEARCH_CONFIG", "RESEARCH_LEAD_MODEL", "RESEARCH_SUBAGENT_MODEL"):
+        monkeypatch.delenv(k, raising=False)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse's usage errors
+            code = e.code if isinstance(e.code, int) else 1
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+def write_widget_corpus(root: Path, files: int, sections: int = 60, folders: int = 6) -> None:
+    """`files` markdown pages of `sections` sentences each: enough text that indexing takes a moment."""
+    for i in range(files):
+        sub = root / f"part{i % folders}"
+        sub.mkdir(parents=True, exist_ok=True)
+        body = " ".join(f"Widget {i} section {j}: the gears of widget {i} are aligned by turning shaft {j}."
+                        for j in range(sections))
+        (sub / f"page{i:05d}.md").write_text(f"# Widget {i}\n\n{body}\n\n## Care\n\nKeep widget {i} dry.\n")

@@ -36,21 +36,13 @@ def _one_line(tmp_path: Path, stderr: str, stdout: str) -> str:
 
 
 @pytest.fixture
-def bad_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
-    """The same entry point (`research` main) in this process: faster than a subprocess per case."""
-    from lead_agent.cli import main
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(tmp_path / "cache"))
-    for k in ("ANTHROPIC_API_KEY", "RESEARCH_CONFIG", "RESEARCH_LEAD_MODEL", "RESEARCH_SUBAGENT_MODEL"):
-        monkeypatch.delenv(k, raising=False)
+def bad_in_process(tmp_path: Path, research_in_process):
+    """`research compare ARGS` in this process, expected to refuse: its one line."""
 
     def run(*args: str) -> str:
-        with pytest.raises(SystemExit) as info:
-            raise SystemExit(main(["compare", *args]))
-        assert info.value.code == 2
-        captured = capsys.readouterr()
-        return _one_line(tmp_path, captured.err, captured.out)
+        code, out, err = research_in_process("compare", *args)
+        assert code == 2
+        return _one_line(tmp_path, err, out)
 
     return run
 

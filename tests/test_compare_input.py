@@ -15,21 +15,9 @@ BOM = "\ufeff"
 
 
 @pytest.fixture
-def compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def compare(research_in_process):
     """`research compare ARGS` in this process: (exit code, stdout, stderr)."""
-    from lead_agent.cli import main
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("RESEARCH_CACHE_DIR", str(tmp_path / "cache"))
-    for k in ("ANTHROPIC_API_KEY", "RESEARCH_CONFIG", "RESEARCH_LEAD_MODEL", "RESEARCH_SUBAGENT_MODEL"):
-        monkeypatch.delenv(k, raising=False)
-
-    def run(*args: str) -> tuple[int, str, str]:
-        code = main(["compare", *args])
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
-
-    return run
+    return lambda *args: research_in_process("compare", *args)
 
 
 def _refused(result: tuple[int, str, str], tmp_path: Path) -> str:

@@ -26,6 +26,14 @@ from .test_compare import fewer_subagents_variant, write_corpus, write_questions
 MODELS = ["--lead-model", "claude-opus-4-6", "--subagent-model", "claude-haiku-4-5"]
 
 
+def _use_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, srv: FakeAnthropicServer) -> None:
+    """This process's environment as `_env` gives it (for `research compare` run in process)."""
+    for k in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))]:
+        monkeypatch.delenv(k)
+    for k, v in _env(tmp_path, srv).items():
+        monkeypatch.setenv(k, v)
+
+
 def _env(tmp_path: Path, srv: FakeAnthropicServer) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))}
     env.update(ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=srv.base_url, HOME=str(tmp_path),
@@ -88,10 +96,7 @@ def resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
 
     def run(srv: FakeAnthropicServer, where: Path, *extra: str) -> tuple[int, str]:
         monkeypatch.chdir(tmp_path)
-        for k in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))]:
-            monkeypatch.delenv(k)
-        for k, v in _env(tmp_path, srv).items():
-            monkeypatch.setenv(k, v)
+        _use_env(monkeypatch, tmp_path, srv)
         capsys.readouterr()
         code = main(["compare", "--resume", str(where), *extra])
         return code, capsys.readouterr().err
@@ -172,10 +177,7 @@ def test_resume_keeps_the_saved_max_cost_and_counts_what_was_spent(
 
     monkeypatch.chdir(tmp_path)
     with FakeAnthropicServer(handler=ResearchPlay(default_tasks=1)) as srv:
-        for k in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))]:
-            monkeypatch.delenv(k)
-        for k, v in _env(tmp_path, srv).items():
-            monkeypatch.setenv(k, v)
+        _use_env(monkeypatch, tmp_path, srv)
         compare(*_experiment(tmp_path, 2), "--parallel", "1", "--max-cost", "0.000001")
         where = next((tmp_path / "runs").glob("compare-*"))
         spent = sum(e["cost_usd"] for e in map(json.loads, (where / "cells.jsonl").read_text().splitlines())
@@ -203,10 +205,7 @@ def test_resume_keeps_the_models_the_environment_chose(
 
     monkeypatch.chdir(tmp_path)
     with FakeAnthropicServer(handler=ResearchPlay(default_tasks=1)) as srv:
-        for k in [k for k in os.environ if k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))]:
-            monkeypatch.delenv(k)
-        for k, v in _env(tmp_path, srv).items():
-            monkeypatch.setenv(k, v)
+        _use_env(monkeypatch, tmp_path, srv)
         args = [a for a in _experiment(tmp_path, 2) if a not in MODELS]
         assert main(["compare", *args, "--parallel", "1", "--max-cost", "0.000001"]) == 0
         where = next((tmp_path / "runs").glob("compare-*"))

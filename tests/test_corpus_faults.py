@@ -10,18 +10,10 @@ import pytest
 
 from subagents.corpus import Corpus, index_path_for
 
+from .conftest import write_widget_corpus
+
 RUNS = 8
 QUESTION = "How are the gears of a widget aligned?"
-
-
-def write_corpus(root: Path, files: int = 60) -> None:
-    """Enough files that indexing takes a moment, so concurrent runs really overlap."""
-    for i in range(files):
-        sub = root / f"part{i % 6}"
-        sub.mkdir(parents=True, exist_ok=True)
-        body = " ".join(f"Widget {i} section {j}: the gears of widget {i} are aligned by turning shaft {j}."
-                        for j in range(60))
-        (sub / f"page{i:03d}.md").write_text(f"# Widget {i}\n\n{body}\n\n## Care\n\nKeep widget {i} dry.\n")
 
 
 def index_rows(db: Path) -> tuple[list[str], int, int]:
@@ -44,7 +36,7 @@ def test_eight_api_runs_in_threads_indexing_one_fresh_corpus_all_succeed(tmp_pat
     from lead_agent.api import research
 
     corpus, cache = tmp_path / "docs", tmp_path / "cache"
-    write_corpus(corpus)
+    write_widget_corpus(corpus, 60)
     results: dict[int, object] = {}
 
     def one(i: int) -> None:
@@ -80,7 +72,7 @@ def test_eight_processes_indexing_one_fresh_corpus_at_once(tmp_path: Path) -> No
     import multiprocessing
 
     corpus, cache = tmp_path / "docs", tmp_path / "cache"
-    write_corpus(corpus)
+    write_widget_corpus(corpus, 60)
     ctx = multiprocessing.get_context("fork")
     barrier, results = ctx.Barrier(RUNS), ctx.Queue()
     procs = [ctx.Process(target=_open_after, args=(barrier, results, corpus, cache)) for _ in range(RUNS)]
@@ -98,7 +90,7 @@ def test_eight_processes_indexing_one_fresh_corpus_at_once(tmp_path: Path) -> No
 
 def _indexed(tmp_path: Path) -> tuple[Path, Path, Path, int]:
     corpus, cache = tmp_path / "docs", tmp_path / "cache"
-    write_corpus(corpus, files=30)
+    write_widget_corpus(corpus, 30)
     with Corpus.open([corpus], cache_dir=cache) as c:
         n = c.passage_count()
     db = index_path_for(Path(os.path.realpath(corpus)), cache)
@@ -110,7 +102,7 @@ def _works(corpus: Path, cache: Path, n: int) -> None:
     with Corpus.open([corpus], cache_dir=cache) as c:
         assert c.passage_count() == n
         hits = c.search("gears of widget 17 aligned", k=3)
-        assert hits and hits[0].path == "part5/page017.md"
+        assert hits and hits[0].path == "part5/page00017.md"
 
 
 @pytest.mark.parametrize("keep", [0.5, 0.97])

@@ -10,20 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import ROOT
+from .conftest import ROOT, write_widget_corpus
 
 QUESTION = "How are the gears of a widget aligned?"
 FILES = 2400  # about two seconds of indexing here, alone
-
-
-def write_corpus(root: Path, files: int) -> None:
-    """Enough files that indexing takes seconds (the progress line shows after one)."""
-    for i in range(files):
-        sub = root / f"part{i % 20}"
-        sub.mkdir(parents=True, exist_ok=True)
-        body = " ".join(f"Widget {i} section {j}: the gears of widget {i} are aligned by turning shaft {j}."
-                        for j in range(40))
-        (sub / f"page{i:05d}.md").write_text(f"# Widget {i}\n\n{body}\n\n## Care\n\nKeep widget {i} dry.\n")
 
 
 def start_run(tmp_path: Path, docs: Path, cache: str = "cache") -> subprocess.Popen[str]:
@@ -54,7 +44,7 @@ def signal_while_indexing(proc: subprocess.Popen[str], signum: int) -> tuple[str
 
 def test_sigterm_and_sighup_during_a_first_indexing_end_like_ctrl_c_and_the_next_run_works(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
-    write_corpus(docs, FILES)
+    write_widget_corpus(docs, FILES, sections=40, folders=20)
     # each signal on a first indexing of its own: an interrupt that lands in the index's final commit takes
     # effect once the commit is done (SQLite's C code runs on), and then the index is whole
     for signum in (signal.SIGTERM, signal.SIGHUP):
