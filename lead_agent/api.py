@@ -192,33 +192,56 @@ def _open_corpus(settings: Settings, bus: EventBus) -> tuple[Any, list[Tool]]:
     from subagents.corpus import Corpus, CorpusError, make_corpus_tools
 
     try:
-        corpus = Corpus.open(list(settings.corpus), cache_dir=settings.cache_dir, progress=_indexing_progress(bus))
+        corpus = Corpus.open(list(settings.corpus), cache_dir=settings.cache_dir, progress=_indexing_progress(bus),
+                             encoder=open_encoder(settings.embedding))
     except CorpusError as e:
         raise UsageError(str(e)) from None
     for root, st in corpus.stats.items():
         bus.run().emit(CorpusIndexed(str(root), st.passages, st.indexed, st.unchanged, st.seconds, {
-            "binary": st.skipped_binary, "undecodable": st.skipped_undecodable, "outside": st.skipped_outside}))
+            "binary": st.skipped_binary, "undecodable": st.skipped_undecodable, "outside": st.skipped_outside},
+            embedded=st.embedded, semantic=_semantic_label(st, settings)))
     return corpus, make_corpus_tools(corpus)
+
+
+def _semantic_label(stats: Any, settings: Settings) -> str:
+    """"on" when the root's passages have vectors to rank by meaning, else "off (why)"."""
+    return "on" if stats.vectors else f"off ({settings.embedding.why_off or 'no passage vectors'})"
 
 
 INDEXING_FIRST, INDEXING_EVERY = 1.0, 2.0  # seconds: a warm index says nothing, a first indexing shows it works
 
 
-def _indexing_progress(bus: EventBus, clock: Callable[[], float] = time.monotonic) -> Callable[[str, int, int], None]:
+def _indexing_progress(bus: EventBus, clock: Callable[[], float] = time.monotonic) -> Callable[..., None]:
     """A corpus progress callback that sends `CorpusIndexing` once indexing has taken a second, then every
-    two seconds and at the end."""
-    start: dict[str, float] = {}
-    last: dict[str, float] = {}
+    two seconds and at the end of each stage (files examined, passages embedded)."""
+    from subagents.corpus import IndexStage
 
-    def progress(root: str, done: int, total: int) -> None:
+    start: dict[str, float] = {}
+    last: dict[tuple[str, IndexStage], float] = {}
+
+    def progress(root: str, done: int, total: int, stage: IndexStage = IndexStage.FILES) -> None:
         now = clock()
         t0 = start.setdefault(root, now)
-        due = last.get(root, t0 + INDEXING_FIRST - INDEXING_EVERY) + INDEXING_EVERY
-        if now - t0 >= INDEXING_FIRST and (now >= due or (done == total and root in last)):
-            last[root] = now
-            bus.run().emit(CorpusIndexing(root, done, total, round(now - t0, 1)))
+        key = (root, stage)
+        due = last.get(key, t0 + INDEXING_FIRST - INDEXING_EVERY) + INDEXING_EVERY
+        if now - t0 >= INDEXING_FIRST and (now >= due or (done == total and key in last)):
+            last[key] = now
+            bus.run().emit(CorpusIndexing(root, done, total, round(now - t0, 1), stage=stage.value))
 
     return progress
+
+
+def open_encoder(embedding: Any) -> Any:
+    """The sentence encoder of the settings' embedding model (None when off); UsageError when it cannot load."""
+    if embedding.model_dir is None:
+        return None
+    from subagents.corpus import CorpusError
+    from subagents.corpus.embedding import load_encoder
+
+    try:
+        return load_encoder(embedding.model_dir)
+    except CorpusError as e:
+        raise UsageError(str(e)) from None
 
 
 def _web_tools(settings: Settings) -> list[Tool]:
@@ -375,7 +398,8 @@ def _finish_report(lead: Lead, draft: str, prep: Prepared, run: RunDir, sources:
         raise LeadError(outcome.reason or "nothing was researched")
     report, check = finish_report(draft, question=prep.settings.question, results=lead.state.results,
                                   sources=sources, lead_model=prep.lead_model, subagent_model=prep.subagent_model,
-                                  prompts=prep.prompts, budget=budget, decisions=lead.state.decisions)
+                                  prompts=prep.prompts, budget=budget, decisions=lead.state.decisions,
+                                  semantic=bool(prep.corpus is not None and prep.corpus.semantic))
     outcome = outcome or judge_single(check.supported)
     path = run.write_report(report)
     run.write_report_html(report, prep.settings.question)

@@ -180,15 +180,17 @@ class LiveProgress:
     def on_event(self, record: EventRecord) -> None:
         from subagents.events import CorpusIndexed, CorpusIndexing, RunEnded
 
+        from .progress import indexing_line
+
         e = record.event
         with self._lock:
             if isinstance(e, CorpusIndexing):  # before the tree starts: a plain line now and then
-                self.console.print(f"indexing corpus {e.root}: {e.done} of {e.total} file(s) examined "
-                                   f"({e.seconds:.0f}s)", style="dim", markup=False, highlight=False)
+                self.console.print(indexing_line(e), style="dim", markup=False, highlight=False)
                 return
             if isinstance(e, CorpusIndexed):
                 self._corpus.append(f"corpus {e.root}: {e.passages} passages, {e.indexed} (re)indexed, "
-                                    f"{e.unchanged} unchanged ({e.seconds:.1f}s)")
+                                    f"{e.unchanged} unchanged" + (f"; semantic ranking {e.semantic}" if e.semantic
+                                                                  else "") + f" ({e.seconds:.1f}s)")
                 return
             if self._t0 is None:
                 self._t0 = _epoch(record.ts, time.time()) - record.t

@@ -52,11 +52,11 @@ class PlainProgress:
     def line(self, record: EventRecord) -> str | None:
         e, who = record.event, record.agent_id
         if isinstance(e, CorpusIndexing):
-            return f"indexing corpus {e.root}: {e.done} of {e.total} file(s) examined ({e.seconds:.0f}s)"
+            return indexing_line(e)
         if isinstance(e, CorpusIndexed):
             skipped = ", ".join(f"{n} {k}" for k, n in e.skipped.items() if n)
             return (f"corpus {e.root}: {e.passages} passages, {e.indexed} file(s) (re)indexed, {e.unchanged} "
-                    f"unchanged" + (f", skipped {skipped}" if skipped else "") + f" ({e.seconds:.1f}s)")
+                    f"unchanged" + (f", skipped {skipped}" if skipped else "") + _embedded(e) + f" ({e.seconds:.1f}s)")
         if isinstance(e, RunStarted):
             return f"run {record.run_id}: lead={e.lead_model} subagent={e.subagent_model}"
         if isinstance(e, PlanAccepted):
@@ -145,3 +145,18 @@ class JsonProgress:
 
 
 __all__ = ["JsonProgress", "PlainProgress"]
+
+
+def indexing_line(e: CorpusIndexing) -> str:
+    """Progress of a corpus indexing: files examined, then passages embedded."""
+    if e.stage == "embedding":
+        return (f"indexing corpus {e.root}: {e.done} of {e.total} passage(s) embedded for semantic ranking "
+                f"({e.seconds:.0f}s)")
+    return f"indexing corpus {e.root}: {e.done} of {e.total} file(s) examined ({e.seconds:.0f}s)"
+
+
+def _embedded(e: CorpusIndexed) -> str:
+    """', 120 embedded; semantic ranking on' (nothing for runs recorded before semantic ranking)."""
+    if not e.semantic:
+        return ""
+    return (f", {e.embedded} embedded" if e.embedded else "") + f"; semantic ranking {e.semantic}"

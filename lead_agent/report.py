@@ -19,13 +19,15 @@ from .replan import Decision
 def finish_report(draft: str, *, question: str, results: list[tuple[int, SubagentResult]], sources: SourceRegistry,
                   lead_model: Model, subagent_model: Model, prompts: PromptSet,
                   budget: RunBudgetReached | None = None,
-                  decisions: Mapping[str, Decision] | None = None) -> tuple[str, CitationCheck]:
-    """Citation-check the draft and add the header (offline notice, the budget that stopped the run)
-    and the gaps section (with what was done about each failed task)."""
+                  decisions: Mapping[str, Decision] | None = None,
+                  semantic: bool = False) -> tuple[str, CitationCheck]:
+    """Citation-check the draft and add the header (offline notice — saying how passages were ranked:
+    `semantic`, by meaning too —, the budget that stopped the run) and the gaps section (with what was
+    done about each failed task)."""
     body, check = check_citations(draft, sources)
     header = []
     if not (lead_model.is_language_model or subagent_model.is_language_model):
-        header.append(prompts.render("report_offline_header").rstrip() + "\n")
+        header.append(prompts.render("report_offline_header", ranking=OFFLINE_RANKING[semantic]).rstrip() + "\n")
     if budget is not None:
         header.append(prompts.render("report_budget_note", budget=budget.budget, used=_amount(budget),
                                      limit=_amount(budget, limit=True)).rstrip() + "\n")
@@ -33,6 +35,10 @@ def finish_report(draft: str, *, question: str, results: list[tuple[int, Subagen
         header.insert(0, f"# {question}\n")
     text = "\n".join(header) + ("\n" if header else "") + body.rstrip() + "\n"
     return text + missing_section(results, decisions or {}), check
+
+
+OFFLINE_RANKING = {True: "by words and by meaning (BM25 and a sentence-embedding model, all-MiniLM-L6-v2)",
+                   False: "by words (BM25)"}
 
 
 def _amount(line: RunBudgetReached, limit: bool = False) -> str:

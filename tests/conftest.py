@@ -16,6 +16,31 @@ from subagents.models.scripted import text, tool_call
 from subagents.tools import Tool, ToolContext, ToolError, untrusted
 
 ROOT = Path(__file__).resolve().parent.parent
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+
+
+def user_cache_dir() -> Path:
+    """The index cache tests on the real Python docs share (the user's, as for `research run`)."""
+    from subagents.corpus import default_cache_dir
+
+    return default_cache_dir()
+
+
+@pytest.fixture(scope="session")
+def python_docs_index() -> Path:
+    """The shared index of the Python docs, brought up to date before the test that needs it (once per
+    worker; the index lock lets one worker index while the others wait): a first indexing embeds 9,000
+    passages, minutes on two cores, which must not count against a test's own subprocess timeouts. A warm
+    index takes a second. Returns the cache root it lives under."""
+    if not PYTHON_DOCS.is_dir():
+        pytest.skip("python3-doc is not installed (.ci/run installs it)")
+    from lead_agent.api import open_encoder
+    from lead_agent.settings import resolve_embedding
+    from subagents.corpus import Corpus
+
+    with Corpus.open([PYTHON_DOCS], cache_dir=user_cache_dir(), encoder=open_encoder(resolve_embedding(None))):
+        pass
+    return user_cache_dir()
 
 
 class SearchArgs(BaseModel):

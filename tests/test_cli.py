@@ -45,7 +45,7 @@ def test_research_run_offline_end_to_end(tmp_path: Path, corpus: Path, cache_env
     proc = run_cli("run", q, "--corpus", str(corpus), "--runs-dir", str(tmp_path / "runs"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "No language model was used" in out
+    assert "No language model wrote this report" in out
     assert "the remaining tasks in the group are cancelled" in out  # the answering passage, quoted
     assert "## References" in out and "[1]" in out
     assert "Run saved to" in out

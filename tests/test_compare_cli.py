@@ -85,10 +85,11 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, bad_in
 
 
 @pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="python3-doc is not installed (.ci/run installs it)")
-def test_offline_python_docs_multi_agent_against_the_single_agent_baseline(tmp_path: Path) -> None:
+def test_offline_python_docs_multi_agent_against_the_single_agent_baseline(tmp_path: Path,
+                                                                           python_docs_index: Path) -> None:
     proc = run_cli("compare", "--variant", "default", "--variant", "single", "--questions", "python-docs",
                    "--split", "dev", "--limit", "6", "--parallel", "4", cwd=tmp_path,
-                   env={"RESEARCH_CACHE_DIR": str(tmp_path / "cache")}, timeout=300)
+                   env={"RESEARCH_CACHE_DIR": str(python_docs_index)}, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert "## single vs default: verdicts" in out and "single starts fewer subagents by 100%" in out

@@ -217,14 +217,14 @@ needs_docs = pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="python3-doc is
     ("How do I read a CSV file with a header row into dicts?", "DictReader"),
     ("What is a context manager?", "with statement"),
 ])
-def test_python_docs_answers(question: str, expected: str, tmp_path: Path) -> None:
+def test_python_docs_answers(question: str, expected: str, tmp_path: Path, python_docs_index: Path) -> None:
     result = _docs_run(question, tmp_path)
     assert expected in section(result.report, "Answer"), result.report
     assert_whole_sentences(result.report)
 
 
 @needs_docs
-def test_python_docs_do_not_answer_who_runs_microsoft(tmp_path: Path) -> None:
+def test_python_docs_do_not_answer_who_runs_microsoft(tmp_path: Path, python_docs_index: Path) -> None:
     result = _docs_run("Who is the current CEO of Microsoft?", tmp_path)
     assert "do not answer this question" in result.report and "Possibly related" in result.report
     assert result.manifest["citation_check"]["pass_rate"] == 1.0

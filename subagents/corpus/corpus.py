@@ -1,12 +1,24 @@
-"""Several corpus roots searched as one."""
+"""Several corpus roots searched as one.
+
+With an embedding model a search is hybrid: the BM25 list and the list of passages closest in
+meaning (cosine of sentence-embedding vectors) are fused by reciprocal rank, so a question worded
+unlike the documentation ("grab what it prints") still reaches the passage that answers it
+("capture_output"), and an exact identifier still ranks its entry first. Every result carries its
+cosine with the query (`Passage.semantic`).
+"""
 
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from itertools import zip_longest
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
+from .embedding import TextEncoder
 from .index import CorpusIndex, RootProgress, resolve_root
 from ..text import operators_in
 from .query import to_fts_query
@@ -21,8 +33,12 @@ class Corpus:
     is good enough for ranking a handful of candidates.
     """
 
-    def __init__(self, indexes: Sequence[CorpusIndex], stats: dict[str, IndexStats] | None = None) -> None:
+    def __init__(self, indexes: Sequence[CorpusIndex], stats: dict[str, IndexStats] | None = None,
+                 encoder: TextEncoder | None = None) -> None:
         self.indexes = list(indexes)
+        self.encoder = encoder
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()  # query -> vector, the latest few
+        self._queries_lock = threading.Lock()
         self.stats: dict[str, IndexStats] = dict(stats or {})  # by root tag, from the last update
         self._by_tag = {ix.root_tag: ix for ix in self.indexes}
 
@@ -34,9 +50,11 @@ class Corpus:
         progress: RootProgress | None = None,
         *,
         options: ScanOptions | None = None,
+        encoder: TextEncoder | None = None,
     ) -> Corpus:
-        """Validate every root, then open and update each index. CorpusError on a missing root, a
-        file given as a root, or a root without a single indexable passage."""
+        """Validate every root, then open and update each index (with an `encoder`, passages without a
+        vector are embedded). CorpusError on a missing root, a file given as a root, or a root without a
+        single indexable passage."""
         if not roots:
             raise CorpusError("no corpus roots given")
         real: list[Path] = []
@@ -44,10 +62,10 @@ class Corpus:
             p = resolve_root(r)
             if p not in real:
                 real.append(p)
-        corpus = cls([])
+        corpus = cls([], encoder=encoder)
         try:
             for root in real:
-                ix = CorpusIndex.open(root, cache_dir, options=options)
+                ix = CorpusIndex.open(root, cache_dir, options=options, encoder=encoder)
                 corpus._add(ix)
                 try:
                     stats = ix.update(None if progress is None else functools.partial(progress, str(root)))
@@ -70,14 +88,49 @@ class Corpus:
     def passage_count(self) -> int:
         return sum(ix.passage_count() for ix in self.indexes)
 
+    @property
+    def semantic(self) -> bool:
+        """Searches rank by meaning as well as by words (an embedding model, and vectors to rank)."""
+        return self.encoder is not None and any(ix.vectors.matrix().keys for ix in self.indexes)
+
     def search(self, query: str, k: int = 8) -> list[Passage]:
+        vec = self._query_vector(query)
         if operators_in(query):  # passages with the operator as written first, in each root's own order
             per_root = [ix.search(query, k) for ix in self.indexes]
-            return [p for group in zip_longest(*per_root) for p in group if p is not None][:k]
+            return self._with_similarity([p for group in zip_longest(*per_root) for p in group if p is not None][:k], vec)
         fts = to_fts_query(query)  # CorpusError for a query without content words
-        hits = [p for ix in self.indexes for p in ix.search_fts(fts, k)]
-        hits.sort(key=lambda p: p.score, reverse=True)
-        return hits[:k]
+        if vec is None:
+            hits = [p for ix in self.indexes for p in ix.search_fts(fts, k)]
+            hits.sort(key=lambda p: p.score, reverse=True)
+            return hits[:k]
+        pool = max(k, POOL)
+        lexical = sorted((p for ix in self.indexes for p in ix.search_fts(fts, pool)), key=lambda p: -p.score)[:pool]
+        close = sorted((p for ix in self.indexes for p in ix.search_vectors(vec, pool)), key=lambda p: -(p.semantic or 0))
+        return fuse([self._with_similarity(lexical, vec), close[:pool]], [1.0, DENSE_WEIGHT], k)
+
+    def _query_vector(self, query: str) -> np.ndarray | None:
+        if self.encoder is None or not self.semantic:
+            return None
+        with self._queries_lock:
+            vec = self._queries.get(query)
+            if vec is not None:
+                self._queries.move_to_end(query)
+                return vec
+        vec = self.encoder.encode([query])[0]
+        with self._queries_lock:
+            self._queries[query] = vec
+            while len(self._queries) > 256:
+                self._queries.popitem(last=False)
+        return vec
+
+    def _with_similarity(self, hits: list[Passage], vec: np.ndarray | None) -> list[Passage]:
+        if vec is None:
+            return hits
+        for ix in self.indexes:
+            mine = [p for p in hits if p.passage_id.partition("/")[0] == ix.root_tag]
+            for p, sim in zip(mine, ix.vectors.similarity(vec, [(p.path, _chunk_no(p)) for p in mine])):
+                p.semantic = sim
+        return hits
 
     def term_passages(self, terms: list[str]) -> dict[str, int]:
         """Passages containing each term, over every root (document frequencies)."""
@@ -124,3 +177,33 @@ class Corpus:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+
+POOL = 50  # passages each ranking contributes to the fusion
+RRF_K = 60  # reciprocal rank fusion: a passage scores sum weight / (RRF_K + rank) over the lists it is in
+DENSE_WEIGHT = 2.0  # the ranking by meaning counts twice (the gold page in the top 3: dev split 0.70 -> 0.80; alone 0.82)
+
+
+def fuse(lists: list[list[Passage]], weights: list[float], k: int) -> list[Passage]:
+    """Weighted reciprocal rank fusion (Cormack et al. 2009): the best `k` passages of several rankings,
+    each carrying its fused score; ties keep the first list's order."""
+    score: dict[str, float] = {}
+    first: dict[str, Passage] = {}
+    order: dict[str, int] = {}
+    for ranking, weight in zip(lists, weights):
+        for rank, p in enumerate(ranking):
+            score[p.passage_id] = score.get(p.passage_id, 0.0) + weight / (RRF_K + rank)
+            first.setdefault(p.passage_id, p)
+            order.setdefault(p.passage_id, len(order))
+    best = sorted(score, key=lambda pid: (-score[pid], order[pid]))[:k]
+    out = []
+    for pid in best:
+        p = first[pid]
+        p.score = round(score[pid], 6)
+        out.append(p)
+    return out
+
+
+def _chunk_no(p: Passage) -> int:
+    tail = p.passage_id.rsplit("#", 1)[-1]
+    return int(tail) if tail.isdigit() else -1

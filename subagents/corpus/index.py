@@ -3,9 +3,11 @@
 The index lives outside the corpus, in `<cache_dir>/corpus/<sha256(realpath)[:16]>/index.sqlite`
 (`cache_dir` is the configured cache root, by default ~/.cache/research-agents).
 Tables: `files` (relpath, mtime_ns, size, sha1, status), `chunks` (id = FTS rowid, file, chunk
-number, heading path) and `fts` (title, headings, body; 'porter unicode61'; ranked by
-bm25(10, 5, 1)). An update is one transaction: files whose mtime and size are unchanged are not
-read, files whose content hash is unchanged are not re-extracted, vanished files are dropped.
+number, heading path), `fts` (title, headings, body; 'porter unicode61'; ranked by
+bm25(10, 5, 1)) and, with an embedding model, `vectors` (one per chunk, `vectors.py`). The files'
+update is one transaction: files whose mtime and size are unchanged are not read, files whose
+content hash is unchanged are not re-extracted, vanished files are dropped. Then the passages
+without a vector are embedded, batch by batch (each batch committed: an interrupt keeps the rest).
 
 Threads: one connection opened with check_same_thread=False, every use under a lock. search()
 and read() take milliseconds and may be called directly from async code; update() can take
@@ -32,6 +34,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+import numpy as np
+
 try:
     import fcntl
 except ImportError:  # not POSIX: SQLite's own write lock is all there is
@@ -40,16 +44,18 @@ except ImportError:  # not POSIX: SQLite's own write lock is all there is
 from .chunking import chunk_document
 from ..text import has_operator, operators_in
 from .query import to_fts_query
-from .records import CorpusError, IndexHit, IndexStats, NoSearchableWords, Passage, PassageNotFound, PassageRead
+from .records import CorpusError, IndexHit, IndexStage, IndexStats, NoSearchableWords, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
 from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
+from .embedding import TextEncoder
+from .vectors import DDL as VECTORS_DDL, VectorStore
 
-SCHEMA = "corpus-5"  # bump when the schema or the extraction changes: the index is rebuilt
+SCHEMA = "corpus-6"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
 LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python
-Progress = Callable[[int, int], None]  # (files examined, files to examine)
-RootProgress = Callable[[str, int, int], None]  # (corpus root, files examined, files to examine)
+Progress = Callable[..., None]  # (done, total[, stage]): files examined, then passages embedded (IndexStage)
+RootProgress = Callable[..., None]  # (corpus root, done, total[, stage])
 FileRow = tuple[int, str, int, int, str, str]  # id, relpath, mtime_ns, size, sha1, status
 
 _DDL = """
@@ -66,7 +72,7 @@ CREATE TABLE entries(
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, term TEXT NOT NULL, target TEXT NOT NULL, anchor TEXT NOT NULL);
 CREATE INDEX entries_file ON entries(file_id);
 CREATE VIRTUAL TABLE entries_fts USING fts5(term, content='entries', content_rowid='id', tokenize='porter unicode61');
-"""
+""" + VECTORS_DDL + ";\n"
 
 _SEARCH = f"""
 SELECT f.relpath, c.chunk_no, f.title, c.heading, s.body, s.snip, s.rank
@@ -90,6 +96,11 @@ FROM files f JOIN chunks c ON c.file_id = f.id JOIN fts ON fts.rowid = c.id
 WHERE f.relpath = ? AND c.chunk_no BETWEEN ? AND ? ORDER BY c.chunk_no
 """
 
+_ROW = """
+SELECT f.title, c.heading, fts.body FROM files f JOIN chunks c ON c.file_id = f.id JOIN fts ON fts.rowid = c.id
+WHERE f.relpath = ? AND c.chunk_no = ?
+"""
+
 _WS = re.compile(r"\s+")
 
 
@@ -98,6 +109,14 @@ def _around(body: str, ops: list[str], width: int = 300) -> str:
     at = min((i for i in (body.find(op) for op in ops) if i >= 0), default=0)
     start = max(0, at - width // 2)
     return _plain(("… " if start else "") + body[start:start + width])
+
+
+def _opening(body: str, width: int = 300) -> str:
+    """A snippet of a passage found by meaning (no matched word to centre on): its opening words."""
+    text = _plain(body)
+    if len(text) <= width:
+        return text
+    return text[:width].rsplit(" ", 1)[0] + " …"
 
 
 def default_cache_dir() -> Path:
@@ -175,10 +194,11 @@ def remove_index_files(db_path: Path) -> None:
 
 
 class CorpusIndex:
-    def __init__(self, root: Path, db_path: Path, options: ScanOptions) -> None:
+    def __init__(self, root: Path, db_path: Path, options: ScanOptions, encoder: TextEncoder | None = None) -> None:
         """Connect and bring the schema up to date; call under `writer_lock(db_path)`.
-        IndexDamaged when the file is not a sound database."""
+        IndexDamaged when the file is not a sound database. With an `encoder`, update() embeds passages."""
         self.root = root
+        self.encoder = encoder
         self.root_tag = root_tag_for(root)
         self.db_path = db_path
         self.options = options
@@ -195,6 +215,7 @@ class CorpusIndex:
             if not verdict or verdict[0] != "ok":
                 raise IndexDamaged(f"{db_path} failed its check: {verdict[0] if verdict else 'no answer'}")
             self._ensure_schema()
+            self.vectors = VectorStore(self._db, self._lock)
         except sqlite3.DatabaseError as e:
             self._db.close()
             if getattr(e, "sqlite_errorname", "") in _DAMAGED:
@@ -205,7 +226,8 @@ class CorpusIndex:
             raise
 
     @classmethod
-    def open(cls, root: Path | str, cache_dir: Path | None = None, *, options: ScanOptions | None = None) -> CorpusIndex:
+    def open(cls, root: Path | str, cache_dir: Path | None = None, *, options: ScanOptions | None = None,
+             encoder: TextEncoder | None = None) -> CorpusIndex:
         """Open (creating if needed) the index of `root`; a damaged index is rebuilt. Does not scan:
         call update()."""
         real = resolve_root(root)
@@ -216,10 +238,10 @@ class CorpusIndex:
             db_path.parent.mkdir(parents=True, exist_ok=True)
             with writer_lock(db_path):
                 try:
-                    return cls(real, db_path, options or ScanOptions())
+                    return cls(real, db_path, options or ScanOptions(), encoder)
                 except IndexDamaged:  # only a cache: rebuild it
                     remove_index_files(db_path)
-                return cls(real, db_path, options or ScanOptions())
+                return cls(real, db_path, options or ScanOptions(), encoder)
         except (OSError, sqlite3.Error, IndexDamaged) as e:
             raise CorpusError(f"cannot open the index cache {db_path}: {e}") from None
 
@@ -288,6 +310,12 @@ class CorpusIndex:
             stats.passages = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
             self._df.clear()
             self._tf.clear()
+            self.vectors.invalidate()
+        if self.encoder is not None:
+            with writer_lock(self.db_path):
+                stats.embedded = self.vectors.embed_missing(
+                    self.encoder, None if progress is None else lambda d, t: progress(d, t, IndexStage.EMBEDDING))
+            stats.vectors = self.vectors.count()
         stats.seconds = time.perf_counter() - t0
         return stats
 
@@ -309,6 +337,7 @@ class CorpusIndex:
         """A file's passages and index entries (an external-content FTS table is told what it held)."""
         db = self._db
         db.execute("DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,))
+        db.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,))
         db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         db.execute("INSERT INTO entries_fts(entries_fts, rowid, term) SELECT 'delete', id, term FROM entries "
                    "WHERE file_id = ?", (file_id,))
@@ -429,6 +458,14 @@ class CorpusIndex:
             Passage(self.passage_id(rel, n), title, heading, rel, body, _plain(snip), -rank)
             for rel, n, title, heading, body, snip, rank in rows
         ]
+
+    def search_vectors(self, query: np.ndarray, k: int = 8) -> list[Passage]:
+        """The `k` passages closest in meaning to a query vector (none without vectors); score = cosine."""
+        near = self.vectors.nearest(query, k)
+        with self._lock:
+            rows = [self._db.execute(_ROW, (rel, n)).fetchone() for rel, n, _ in near]
+        return [Passage(self.passage_id(rel, n), title, heading, rel, body, _opening(body), sim, semantic=sim)
+                for (rel, n, sim), row in zip(near, rows) if row is not None for title, heading, body in [row]]
 
     def parse_id(self, passage_id: str) -> tuple[str, int]:
         """(relpath, chunk_no) of one of this index's ids; CorpusError when malformed."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 
 class CorpusError(ValueError):
@@ -27,6 +28,11 @@ class IndexingInterrupted(KeyboardInterrupt):
         self.root = root
 
 
+class IndexStage(StrEnum):
+    FILES = "files"  # files examined (extracted when new or changed)
+    EMBEDDING = "embedding"  # passages given a vector for semantic ranking
+
+
 @dataclass
 class IndexStats:
     """What one `update()` saw. `files_seen` counts every candidate entry (indexable extension,
@@ -41,6 +47,8 @@ class IndexStats:
     skipped_outside: int = 0  # symlinked files or dirs resolving outside the root: never read
     skipped_other: int = 0  # too large, not a regular file, unreadable, failed to parse
     passages: int = 0  # passages in the index after the update
+    embedded: int = 0  # passages given a vector by this update
+    vectors: int | None = None  # passages with a vector after the update (None: no embedding model)
     seconds: float = 0.0
     problems: list[tuple[str, str]] = field(default_factory=list)  # (relpath, reason), first 100
 
@@ -64,7 +72,8 @@ class Passage:
     path: str  # relpath inside its root, '/'-separated
     text: str  # the full passage text
     snippet: str = ""  # ~300 chars of plain text around the best match
-    score: float = 0.0  # higher is better (negated BM25); comparable within one root only
+    score: float = 0.0  # higher is better (negated BM25, or the hybrid fusion's); for ordering one result list
+    semantic: float | None = None  # cosine of the passage's and the query's vectors (None: no vectors)
 
 
 @dataclass

@@ -1,8 +1,10 @@
 """The two corpus tools an agent sees: `search_corpus` and `read_passage`.
 
 Every passage shown to an agent is registered in the run's SourceRegistry under the key
-"corpus:<passage_id>", so a snippet and its later full read share one source id. Search and
-read are served from SQLite in milliseconds, so they run directly in the async tool (no thread).
+"corpus:<passage_id>", so a snippet and its later full read share one source id. Reads are served
+from SQLite in milliseconds and run directly in the async tool; a search embeds its query when the
+corpus ranks by meaning (numpy, milliseconds to tens of them), so it runs in a worker thread behind
+a limiter.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import trio
 from pydantic import BaseModel, Field
 
 from ..sources import SourceKind
@@ -31,8 +34,10 @@ class ReadPassageArgs(BaseModel):
 
 
 SEARCH_DESCRIPTION = (
-    "Search the local document corpus (offline reference documentation) with BM25 full-text "
-    "search. Returns the best-matching passages, each with a source_id to cite, a passage_id, the "
+    "Search the local document corpus (offline reference documentation): BM25 full-text search, "
+    "fused with ranking by meaning when the corpus has an embedding model (then each result's "
+    "`semantic` is its similarity to the query, 0-1). Returns the best-matching passages, each with a "
+    "source_id to cite, a passage_id, the "
     "document title, the heading path and a ~300-character snippet, and how many of the corpus's "
     "passages contain each query term (a term no passage contains is not in the corpus) and how many "
     "have it in their title or headings (a term none has there is only mentioned in passing). When the "
@@ -71,7 +76,12 @@ def _register_passage(ctx: ToolContext, p: Passage, text: str, root: str | None 
     return src.id
 
 
+SEARCH_THREADS = 2  # searches embedding their queries at once (the machine's cores)
+
+
 def make_corpus_tools(corpus: Corpus) -> list[Tool]:
+    limiter = trio.CapacityLimiter(SEARCH_THREADS)
+
     def _register(ctx: ToolContext, p: Passage, text: str) -> str:
         root = corpus.root_of(p.passage_id)
         return _register_passage(ctx, p, text, str(root) if root is not None else None)
@@ -79,7 +89,7 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
     async def search_corpus(args: SearchCorpusArgs, ctx: ToolContext) -> str:
         entries = corpus.lookup(args.query, INDEX_ENTRIES)
         try:
-            hits = corpus.search(args.query, args.k)
+            hits = await trio.to_thread.run_sync(corpus.search, args.query, args.k, limiter=limiter)
         except NoSearchableWords as e:
             if not entries:  # "what does := do?": no words, but the index lists the operator
                 raise ToolError(str(e)) from None
@@ -96,6 +106,7 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
                     "heading": p.heading,
                     "snippet": p.snippet,
                     "score": round(p.score, 3),
+                    **({"semantic": round(p.semantic, 3)} if p.semantic is not None else {}),
                 }
             )
         terms = query_terms(args.query)
