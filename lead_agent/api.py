@@ -178,7 +178,7 @@ def _check_prices(settings: Settings, *models: Model) -> None:
 
 
 def _models(settings: Settings) -> tuple[Model, Model]:
-    factory = ModelFactory(settings.models)
+    factory = ModelFactory(settings.models, encoder=open_encoder(settings.embedding) if settings.corpus else None)
     try:
         return tuple(m if not isinstance(m, str) else factory.model(m)  # type: ignore[return-value]
                      for m in (settings.lead_model, settings.subagent_model))

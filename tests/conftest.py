@@ -92,6 +92,14 @@ def lead_report_from_findings(request: ModelRequest) -> ModelResponse:
     return text("\n".join(lines))
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """A folder of text files, by relative path (parents made as needed)."""
+    for name, body in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(body)
+    return root
+
+
 def write_small_corpus(root: Path) -> Path:
     """A few documents (an asyncio page, threads, lists/tuples, notes) the end-to-end tests research."""
     from .test_cli import ASYNCIO_PAGE, OTHER

@@ -166,6 +166,21 @@ def test_title_weighting(corpus_dir: Path, cache: Path) -> None:
         assert top[-1].path == "other.md"
 
 
+
+def test_words_of_camel_case_names_are_searchable(tmp_path: Path, cache: Path) -> None:
+    """A question's words find a class named by them run together: "dicts" finds DictReader, though no
+    word of its text is "dict"."""
+    root = tmp_path / "docs"
+    write(root / "tables.md", "# Tables\n\n## Classes\n\nclass tables.DictReader(f): maps each row of f onto "
+                              "its column names.\n")
+    write(root / "other.md", "# Other\n\nRows of a table are kept in a list of rows; rows are seen in turn.\n")
+    with open_index(root, cache) as ix:
+        ix.update()
+        hits = ix.search("rows as dicts")
+        assert hits and hits[0].path == "tables.md"
+        assert "DictReader" in hits[0].snippet and "Dict Reader" not in hits[0].snippet  # the text as written
+        assert ix.search("DictReader")[0].path == "tables.md"
+
 PLAIN_HTML = """<html><head><title>Plain page</title></head><body>
 <nav>plainnavjunk</nav><script>plainscriptjunk()</script>
 <div class="navheader"><table><tr><th>docbooknavjunk Chapter 1</th></tr><tr><td>Prev</td><td>Up</td><td>Next</td></tr></table></div>
@@ -619,6 +634,25 @@ def test_a_definition_term_and_an_introducing_line_stay_with_what_they_head() ->
     example = next(c for c in chunks if "Example:" in c.text)
     assert "mod.func(1)" in example.text
 
+
+
+def test_an_api_entry_opens_a_passage_of_its_own() -> None:
+    """The entry after a long one opens the next passage (its opening is what ranking by meaning reads)
+    though both would fit in one; short entries stay together, as do two signatures of one entry."""
+    from subagents.corpus.chunking import MAX_CHARS, chunk_document
+    from subagents.corpus.html_text import html_to_document
+
+    long = "It is described at length here. " * 19  # 608 characters
+    html = ("<html><body><h1>mod</h1><dl><dt id='mod.a'>mod.a()</dt><dd><p>Return a. " + long + "</p></dd>"
+            "<dt id='mod.b'>mod.b()</dt><dd><p>Return b.</p></dd>"
+            "<dt id='mod.c'>mod.c()</dt><dd><p>Return c.</p></dd>"
+            "<dt id='mod.d'>mod.d(x)</dt><dt id='mod.d2'>mod.d(x, y)</dt><dd><p>Return d. " + long + "</p></dd>"
+            "<dt id='mod.e'>mod.e()</dt><dd><p>Return e.</p></dd></dl></body></html>")
+    chunks = chunk_document(html_to_document(html, page="mod.html"))
+    assert len(long) * 2 < MAX_CHARS  # it is not the size limit that splits them
+    opening = [c.text.split("\n")[0] for c in chunks]
+    assert opening == ["mod.a()", "mod.b()", "mod.e()"], opening
+    assert "mod.c()" in chunks[1].text and "mod.d(x, y)" in chunks[1].text
 
 def test_stopwords_written_as_names_are_searched() -> None:
     # SQL keywords in capitals and words in backticks are what the question is about

@@ -18,6 +18,8 @@ from subagents.model import Message, ModelRequest, TextBlock
 from subagents.models.extractive import ExtractiveModel
 from subagents.runs import read_run
 
+from .conftest import write_tree
+
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
 
 DOCS = {
@@ -46,11 +48,7 @@ copy.show()</pre></dd></dl>
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    root = tmp_path / "docs"
-    for name, body in DOCS.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(body)
-    return root
+    return write_tree(tmp_path / "docs", DOCS)
 
 
 def run(question: str, docs: Path, tmp_path: Path, **options):

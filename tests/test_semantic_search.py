@@ -44,7 +44,7 @@ class WordHashEncoder:
         self.calls: list[int] = []
         self.fail_on_call = fail_on_call
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
         self.calls.append(len(texts))
         if self.fail_on_call is not None and len(self.calls) == self.fail_on_call:
             raise KeyboardInterrupt
@@ -148,6 +148,19 @@ def test_an_exact_identifier_still_ranks_its_entry_first(tmp_path: Path) -> None
 
 
 @needs_model
+def test_a_name_asked_about_is_not_crowded_out_by_passages_close_in_meaning(tmp_path: Path) -> None:
+    docs = {f"temp{i}.md": f"# Temporary directories {i}\n\nA temporary directory is removed automatically when "
+                           f"it is no longer needed, with all its files, in case {i}.\n" for i in range(30)}
+    docs["palette.md"] = "# Palette\n\nrmtree_onerror_hook is listed in the palette table beside the border colours.\n"
+    root = write_docs(tmp_path / "docs", docs)
+    question = "What does rmtree_onerror_hook do when a temporary directory cannot be removed?"
+    with Corpus.open([root], cache_dir=tmp_path / "cache", encoder=load_encoder(MODEL)) as c:
+        assert "palette.md" in [h.path for h in c.search(question, 5)]  # the only passage naming it, far in meaning
+        assert "palette.md" not in [h.path for h in c.search("What happens when a temporary directory cannot be "
+                                                              "removed?", 5)]  # no name asked: ranked by meaning
+
+
+@needs_model
 async def test_the_search_tool_shows_each_results_similarity(tmp_path: Path) -> None:
     root = write_docs(tmp_path / "docs")
     with Corpus.open([root], cache_dir=tmp_path / "cache", encoder=load_encoder(MODEL)) as c:
@@ -185,7 +198,8 @@ def test_sigterm_while_embedding_ends_like_ctrl_c_and_the_next_run_embeds_only_t
     assert out == "" and not (tmp_path / "runs").exists()
     db = index_path_for(docs.resolve(), tmp_path / "cache")
     con = sqlite3.connect(db)
-    kept, passages = (con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("vectors", "chunks"))
+    kept, passages = (con.execute(f"SELECT count({c}) FROM {t}").fetchone()[0]
+                      for c, t in (("DISTINCT chunk_id", "vectors"), ("*", "chunks")))
     con.close()
     assert 0 < kept < passages  # the batches finished before the signal were kept
     proc = start_run(tmp_path, docs, embedding="default")

@@ -72,7 +72,9 @@ def prepare_experiment(exp: Experiment, where: ExperimentDir, *, environ: Mappin
                                          allow_private_network=bool(options.get("allow_private_network")))
     base = resolve_settings({**options, "question": exp.questions[0].question, "runs_dir": where.runs,
                              "web_config": web_config}, environ=environ, use_config_file=use_config_file)
-    factory = ModelFactory(base.models)
+    from ..api import open_encoder
+
+    factory = ModelFactory(base.models, encoder=open_encoder(base.embedding) if base.corpus else None)
     given = dict(models or {})
     cache: dict[str, Model] = {}
     by_variant: dict[str, tuple[Model, Model]] = {}

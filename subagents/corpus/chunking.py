@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_CHARS = 1500
+TERM_BREAK = 500  # a definition term starts a new passage once the one being built holds this many characters
 HEADING_SEP = " > "
 
 
@@ -73,7 +74,10 @@ def _heads(part: tuple[str, str, tuple[str, ...], bool]) -> bool:
 def chunk_document(doc: Document, max_chars: int = MAX_CHARS) -> list[Chunk]:
     """Group body blocks into passages that never cross a heading and never exceed `max_chars`.
     A term a definition list names (an API signature, a `<dt>`) or a line introducing what follows
-    ("Example:") is never left at the end of a passage: it moves to the next one, with what it heads."""
+    ("Example:") is never left at the end of a passage: it moves to the next one, with what it heads.
+    A definition term also opens a passage of its own when the one being built is past `TERM_BREAK`: an
+    API entry's signature and description then open a passage, where its ranking by meaning (which reads
+    a passage's opening) sees them, instead of trailing a passage about the entry before."""
     chunks: list[Chunk] = []
     stack: list[tuple[int, str]] = []
     parts: list[tuple[str, str, tuple[str, ...], bool]] = []  # (text, key, anchors, term) of the passage being built
@@ -102,6 +106,8 @@ def chunk_document(doc: Document, max_chars: int = MAX_CHARS) -> list[Chunk]:
                 stack.pop()
             stack.append((block.level, block.text))
             continue
+        if block.term and size >= TERM_BREAK and not _heads(parts[-1]):
+            flush()  # (a term right after a term is one entry with several signatures)
         for i, piece in enumerate(split_long(block.text, max_chars)):
             if parts and size + 2 + len(piece) > max_chars:
                 carried: list[tuple[str, str, tuple[str, ...], bool]] = []

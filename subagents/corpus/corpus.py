@@ -10,11 +10,12 @@ cosine with the query (`Passage.semantic`).
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections import OrderedDict
 from itertools import zip_longest
 from pathlib import Path
-from typing import Sequence
+from typing import Hashable, Sequence, TypeVar
 
 import numpy as np
 
@@ -103,10 +104,35 @@ class Corpus:
             hits = [p for ix in self.indexes for p in ix.search_fts(fts, k)]
             hits.sort(key=lambda p: p.score, reverse=True)
             return hits[:k]
+        return self._hybrid(query, fts, vec, k)
+
+    def _hybrid(self, query: str, fts: str, vec: np.ndarray, k: int) -> list[Passage]:
+        """The BM25 ranking and the ranking by meaning fused (`fuse`); only the best `k` are read."""
         pool = max(k, POOL)
-        lexical = sorted((p for ix in self.indexes for p in ix.search_fts(fts, pool)), key=lambda p: -p.score)[:pool]
-        close = sorted((p for ix in self.indexes for p in ix.search_vectors(vec, pool)), key=lambda p: -(p.semantic or 0))
-        return fuse([self._with_similarity(lexical, vec), close[:pool]], [1.0, DENSE_WEIGHT], k)
+        lexical = sorted(((i, cid, s) for i, ix in enumerate(self.indexes) for cid, s in ix.rank_fts(fts, pool)),
+                         key=lambda x: -x[2])[:pool]
+        close = sorted(((i, cid, s) for i, ix in enumerate(self.indexes) for cid, s in ix.vectors.nearest(vec, pool)),
+                       key=lambda x: -x[2])[:pool]
+        ranked = fuse([[(i, cid) for i, cid, _ in lexical], [(i, cid) for i, cid, _ in close]], [1.0, DENSE_WEIGHT],
+                      len(lexical) + len(close))
+        keep = LEXICAL_KEEP if names_exact(query) else 0
+        best = with_best_matches(ranked, [(i, cid) for i, cid, _ in lexical][:keep], k)
+        words = {(i, cid) for i, cid, _ in lexical}
+        by_key: dict[tuple[int, int], Passage] = {}
+        for i, ix in enumerate(self.indexes):
+            mine = [cid for j, cid in best if j == i]
+            got = ix.passages_by_id([c for c in mine if (i, c) not in words])
+            got.update(ix.passages_by_id([c for c in mine if (i, c) in words], fts))
+            for cid, sim in zip(mine, ix.vectors.similarity_of_ids(vec, mine)):
+                if cid in got:
+                    got[cid].semantic = sim
+                    by_key[(i, cid)] = got[cid]
+        out = []
+        for key, score in best.items():
+            if key in by_key:
+                by_key[key].score = round(score, 6)
+                out.append(by_key[key])
+        return out
 
     def _query_vector(self, query: str) -> np.ndarray | None:
         if self.encoder is None or not self.semantic:
@@ -149,9 +175,11 @@ class Corpus:
         return counts
 
     def lookup(self, query: str, k: int = 3) -> list[IndexHit]:
-        """The entries of the documentation's own index pages that a query asks for (`CorpusIndex.lookup`)."""
+        """The entries of the documentation's own index pages that a query asks for (`CorpusIndex.lookup`),
+        each passage with its similarity in meaning to the query."""
         hits = [h for ix in self.indexes for h in ix.lookup(query, k)]
         hits.sort(key=lambda h: -h.score)
+        self._with_similarity([h.passage for h in hits[:k]], self._query_vector(query))
         return hits[:k]
 
     def read(self, passage_id: str, context: int = 1) -> PassageRead:
@@ -181,27 +209,46 @@ class Corpus:
 
 POOL = 50  # passages each ranking contributes to the fusion
 RRF_K = 60  # reciprocal rank fusion: a passage scores sum weight / (RRF_K + rank) over the lists it is in
+LEXICAL_KEEP = 3  # for a query naming something exactly (`names_exact`), BM25's best this many are always kept
 DENSE_WEIGHT = 2.0  # the ranking by meaning counts twice (the gold page in the top 3: dev split 0.70 -> 0.80; alone 0.82)
 
 
-def fuse(lists: list[list[Passage]], weights: list[float], k: int) -> list[Passage]:
-    """Weighted reciprocal rank fusion (Cormack et al. 2009): the best `k` passages of several rankings,
-    each carrying its fused score; ties keep the first list's order."""
-    score: dict[str, float] = {}
-    first: dict[str, Passage] = {}
-    order: dict[str, int] = {}
-    for ranking, weight in zip(lists, weights):
-        for rank, p in enumerate(ranking):
-            score[p.passage_id] = score.get(p.passage_id, 0.0) + weight / (RRF_K + rank)
-            first.setdefault(p.passage_id, p)
-            order.setdefault(p.passage_id, len(order))
-    best = sorted(score, key=lambda pid: (-score[pid], order[pid]))[:k]
-    out = []
-    for pid in best:
-        p = first[pid]
-        p.score = round(score[pid], 6)
-        out.append(p)
-    return out
+Key = TypeVar("Key", bound=Hashable)
+
+
+def fuse(rankings: list[list[Key]], weights: list[float], k: int) -> dict[Key, float]:
+    """Weighted reciprocal rank fusion (Cormack et al. 2009): the best `k` items of several rankings with
+    their fused scores, best first; ties keep the order in which the rankings first list them."""
+    score: dict[Key, float] = {}
+    order: dict[Key, int] = {}
+    for ranking, weight in zip(rankings, weights):
+        for rank, key in enumerate(ranking):
+            score[key] = score.get(key, 0.0) + weight / (RRF_K + rank)
+            order.setdefault(key, len(order))
+    best = sorted(score, key=lambda key: (-score[key], order[key]))[:k]
+    return {key: score[key] for key in best}
+
+
+_EXACT = re.compile(r"`[^`]+`|\b\w+\(|\b[A-Za-z_]\w*\.[A-Za-z_]\w*|\b\w*_\w+\b|\b\d+(?:\.\d+)+\b|\b[a-z]+[A-Z]\w*|"
+                    r"\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\b")
+
+
+def names_exact(query: str) -> bool:
+    """The query names something that must be matched as written: an identifier (`s.split()`, `json.dumps`,
+    `max_connections`, `TaskGroup`), a version or number (`0.2`, `3.11`), a keyword in capitals (`VACUUM`)."""
+    return bool(_EXACT.search(query))
+
+
+def with_best_matches(ranked: dict[Key, float], kept: list[Key], k: int) -> dict[Key, float]:
+    """The best `k` of a fused ranking, the `kept` among them whatever their rank (the passages that match
+    the query's words best: an exact name or number is never crowded out by passages merely close in
+    meaning), best first."""
+    top = list(ranked)[:k]
+    missing = [key for key in kept if key not in top]
+    if missing:
+        top = [key for key in top if key in kept or key not in missing][: k - len(missing)] + missing
+        top = [key for key in ranked if key in top]
+    return {key: ranked[key] for key in top}
 
 
 def _chunk_no(p: Passage) -> int:

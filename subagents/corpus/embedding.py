@@ -42,7 +42,7 @@ class TextEncoder(Protocol):
     identity: str  # names the model, its weights and settings: vectors of another identity are recomputed
     dim: int
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+    def encode(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray: ...
 
 
 def default_model_dir() -> Path | None:
@@ -167,19 +167,23 @@ class MiniLMEncoder:
                 down_w=g("output.dense.weight").T.copy(), down_b=g("output.dense.bias"),
                 ln2_g=g("output.LayerNorm.weight"), ln2_b=g("output.LayerNorm.bias")))
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors (float32, one row per text); texts of similar length are batched together."""
+    def encode(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
+        """Unit vectors (float32, one row per text); texts of similar length are batched together. A text
+        is cut at `max_tokens` word pieces (default: the encoder's), as the tokenizer cuts it."""
         out = np.zeros((len(texts), self.dim), np.float32)
         if not texts:
             return out
         with self._lock:
             encs = self._tok.encode_batch([t or " " for t in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        seqs = [[i for i, m in zip(e.ids, e.attention_mask) if m] for e in encs]
+        if max_tokens is not None and max_tokens < self.max_tokens:
+            seqs = [s if len(s) <= max_tokens else s[:max_tokens - 1] + s[-1:] for s in seqs]  # [CLS] … [SEP]
+        order = sorted(range(len(texts)), key=lambda i: len(seqs[i]))
         for start in range(0, len(order), BATCH):
             idx = order[start:start + BATCH]
-            width = max(sum(encs[i].attention_mask) for i in idx)
-            ids = np.array([encs[i].ids[:width] for i in idx])
-            mask = np.array([encs[i].attention_mask[:width] for i in idx], np.float32)
+            width = max(len(seqs[i]) for i in idx)
+            ids = np.array([seqs[i] + [0] * (width - len(seqs[i])) for i in idx])
+            mask = np.array([[1] * len(seqs[i]) + [0] * (width - len(seqs[i])) for i in idx], np.float32)
             out[idx] = self._forward(ids, mask)
         return out
 

@@ -3,9 +3,9 @@
 The index lives outside the corpus, in `<cache_dir>/corpus/<sha256(realpath)[:16]>/index.sqlite`
 (`cache_dir` is the configured cache root, by default ~/.cache/research-agents).
 Tables: `files` (relpath, mtime_ns, size, sha1, status), `chunks` (id = FTS rowid, file, chunk
-number, heading path), `fts` (title, headings, body; 'porter unicode61'; ranked by
-bm25(10, 5, 1)) and, with an embedding model, `vectors` (one per chunk, `vectors.py`). The files'
-update is one transaction: files whose mtime and size are unchanged are not read, files whose
+number, heading path), `fts` (title, headings, body, and the words of the body's camel-case names,
+`query.name_parts`; 'porter unicode61'; ranked by bm25(10, 5, 1, 1)) and, with an embedding model,
+`vectors` (one per chunk, `vectors.py`). The files' update is one transaction: files whose mtime and size are unchanged are not read, files whose
 content hash is unchanged are not re-extracted, vanished files are dropped. Then the passages
 without a vector are embedded, batch by batch (each batch committed: an interrupt keeps the rest).
 
@@ -43,14 +43,14 @@ except ImportError:  # not POSIX: SQLite's own write lock is all there is
 
 from .chunking import chunk_document
 from ..text import has_operator, operators_in
-from .query import to_fts_query
+from .query import name_parts, to_fts_query
 from .records import CorpusError, IndexHit, IndexStage, IndexStats, NoSearchableWords, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
 from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
 from .embedding import TextEncoder
 from .vectors import DDL as VECTORS_DDL, VectorStore
 
-SCHEMA = "corpus-6"  # bump when the schema or the extraction changes: the index is rebuilt
+SCHEMA = "corpus-8"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
 LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python
@@ -66,8 +66,8 @@ CREATE TABLE files(
 CREATE TABLE chunks(
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, chunk_no INTEGER NOT NULL, heading TEXT NOT NULL,
     anchors TEXT NOT NULL DEFAULT '', UNIQUE(file_id, chunk_no));
-CREATE VIRTUAL TABLE fts USING fts5(title, headings, body, tokenize='porter unicode61');
-INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 5.0, 1.0)');
+CREATE VIRTUAL TABLE fts USING fts5(title, headings, body, names, tokenize='porter unicode61');
+INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 5.0, 1.0, 1.0)');
 CREATE TABLE entries(
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, term TEXT NOT NULL, target TEXT NOT NULL, anchor TEXT NOT NULL);
 CREATE INDEX entries_file ON entries(file_id);
@@ -96,9 +96,13 @@ FROM files f JOIN chunks c ON c.file_id = f.id JOIN fts ON fts.rowid = c.id
 WHERE f.relpath = ? AND c.chunk_no BETWEEN ? AND ? ORDER BY c.chunk_no
 """
 
-_ROW = """
-SELECT f.title, c.heading, fts.body FROM files f JOIN chunks c ON c.file_id = f.id JOIN fts ON fts.rowid = c.id
-WHERE f.relpath = ? AND c.chunk_no = ?
+_RANK = "SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?"
+_ROWS = """
+SELECT c.id, f.relpath, c.chunk_no, f.title, c.heading, fts.body FROM chunks c JOIN files f ON f.id = c.file_id
+JOIN fts ON fts.rowid = c.id WHERE c.id IN ({marks})
+"""
+_SNIPPETS = f"""
+SELECT rowid, snippet(fts, 2, '', '', ' … ', {SNIPPET_TOKENS}) FROM fts WHERE fts MATCH ? AND rowid IN ({{marks}})
 """
 
 _WS = re.compile(r"\s+")
@@ -397,8 +401,8 @@ class CorpusIndex:
                 [(cid, file_id, n, c.heading, c.anchors) for n, (cid, c) in enumerate(zip(ids, chunks))],
             )
             db.executemany(
-                "INSERT INTO fts(rowid, title, headings, body) VALUES (?,?,?,?)",
-                [(cid, title, c.keys, c.text) for cid, c in zip(ids, chunks)],
+                "INSERT INTO fts(rowid, title, headings, body, names) VALUES (?,?,?,?,?)",
+                [(cid, title, c.keys, c.text, name_parts(f"{c.keys} {c.text}")) for cid, c in zip(ids, chunks)],
             )
             return next_id + len(chunks)
         self._count(status, stats)
@@ -459,13 +463,24 @@ class CorpusIndex:
             for rel, n, title, heading, body, snip, rank in rows
         ]
 
-    def search_vectors(self, query: np.ndarray, k: int = 8) -> list[Passage]:
-        """The `k` passages closest in meaning to a query vector (none without vectors); score = cosine."""
-        near = self.vectors.nearest(query, k)
+    def rank_fts(self, fts_query: str, k: int) -> list[tuple[int, float]]:
+        """The best `k` passages of an FTS5 MATCH expression as (chunk id, negated BM25): ranks only."""
         with self._lock:
-            rows = [self._db.execute(_ROW, (rel, n)).fetchone() for rel, n, _ in near]
-        return [Passage(self.passage_id(rel, n), title, heading, rel, body, _opening(body), sim, semantic=sim)
-                for (rel, n, sim), row in zip(near, rows) if row is not None for title, heading, body in [row]]
+            return [(rid, -rank) for rid, rank in self._db.execute(_RANK, (fts_query, max(1, k))).fetchall()]
+
+    def passages_by_id(self, ids: list[int], fts_query: str | None = None) -> dict[int, Passage]:
+        """Passages by chunk id; with `fts_query`, a matching passage's snippet is centred on its matches
+        (else its opening words)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(_ROWS.format(marks=marks), ids).fetchall()
+            snips = dict(self._db.execute(_SNIPPETS.format(marks=marks), (fts_query, *ids)).fetchall()) \
+                if fts_query else {}
+        return {cid: Passage(self.passage_id(rel, n), title, heading, rel, body,
+                             _plain(snips[cid]) if snips.get(cid) else _opening(body))
+                for cid, rel, n, title, heading, body in rows}
 
     def parse_id(self, passage_id: str) -> tuple[str, int]:
         """(relpath, chunk_no) of one of this index's ids; CorpusError when malformed."""

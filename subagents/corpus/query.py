@@ -80,3 +80,20 @@ def to_fts_query(question: str) -> str:
             "words are removed; use content words such as names, terms or identifiers"
         )
     return " OR ".join(f'"{t}"' for t in terms)
+
+
+_COMPOUND = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z]+[a-z0-9]*)+\b")
+_WORD_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def name_parts(text: str) -> str:
+    """The words that names written in camel case are made of, each name's once ("DictReader" ->
+    "Dict Reader", "getLogger" -> "get Logger", "HTTPServer" -> "HTTP Server"): indexed beside the text,
+    a question's "reader" and "dicts" find `csv.DictReader` though no word of the text is "reader"."""
+    out: dict[str, None] = {}
+    for name in dict.fromkeys(_COMPOUND.findall(text)):
+        parts = _WORD_PART.findall(name)
+        if len(parts) > 1:
+            out[" ".join(parts)] = None
+    return " ; ".join(out)
+

@@ -36,8 +36,8 @@ class ReadPassageArgs(BaseModel):
 SEARCH_DESCRIPTION = (
     "Search the local document corpus (offline reference documentation): BM25 full-text search, "
     "fused with ranking by meaning when the corpus has an embedding model (then each result's "
-    "`semantic` is its similarity to the query, 0-1). Returns the best-matching passages, each with a "
-    "source_id to cite, a passage_id, the "
+    "`semantic` is its similarity in meaning to the query, -1 to 1, higher is closer). Returns the "
+    "best-matching passages, each with a source_id to cite, a passage_id, the "
     "document title, the heading path and a ~300-character snippet, and how many of the corpus's "
     "passages contain each query term (a term no passage contains is not in the corpus) and how many "
     "have it in their title or headings (a term none has there is only mentioned in passing). When the "
@@ -58,6 +58,10 @@ READ_DESCRIPTION = (
 _KEY_PREFIX = "corpus:"
 INDEX_ENTRIES = 3  # entries of the documentation's own index shown with a search
 _SOURCE_ID = re.compile(r"S\d+")
+
+
+def _similarity(p: Passage) -> dict[str, float]:
+    return {"semantic": round(p.semantic, 3)} if p.semantic is not None else {}
 
 
 def _register_passage(ctx: ToolContext, p: Passage, text: str, root: str | None = None) -> str:
@@ -106,7 +110,7 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
                     "heading": p.heading,
                     "snippet": p.snippet,
                     "score": round(p.score, 3),
-                    **({"semantic": round(p.semantic, 3)} if p.semantic is not None else {}),
+                    **_similarity(p),
                 }
             )
         terms = query_terms(args.query)
@@ -116,7 +120,8 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
         if entries:
             payload["index"] = [{"entry": h.entry, "source_id": _register(ctx, h.passage, h.passage.snippet),
                                  "passage_id": h.passage.passage_id, "title": h.passage.title,
-                                 "heading": h.passage.heading, "snippet": h.passage.snippet} for h in entries]
+                                 "heading": h.passage.heading, "snippet": h.passage.snippet,
+                                 **_similarity(h.passage)} for h in entries]
         return untrusted("corpus search", payload)
 
     async def read_passage(args: ReadPassageArgs, ctx: ToolContext) -> str:

@@ -10,6 +10,7 @@ context, never as a claim, so a claim is never a cut sentence.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -37,6 +38,7 @@ class Passage:
     url: str = ""
     anchor: str = ""  # the source id of the passage this one neighbours (read with it)
     aliases: list[str] = field(default_factory=list)  # index entries that point here ("Benchmarking")
+    semantic: float | None = None  # the best cosine with a query's vector over the searches (None: not ranked so)
     _units: list["Unit"] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -181,6 +183,7 @@ def _split_units(passage: Passage) -> list[Unit]:
 
 # ---------------------------------------------------------------- tool results
 
+SEMANTIC_SPREAD = 0.1  # a passage this much less similar in meaning than the closest weighs 1/e as much
 PAGE_DECAY = 0.5  # the j-th passage of a page adds PAGE_DECAY**j of its rank to the page
 INDEX_WEIGHT = 1.0  # the index entries a search lists count like one more query's results
 
@@ -215,6 +218,24 @@ class Evidence:
     def all_text(self) -> str:
         return " ".join(f"{p.context} {p.text}" for p in self.passages.values())
 
+    def top_semantic(self) -> float | None:
+        """The best similarity in meaning of any passage (None when no search ranked by meaning)."""
+        sims = [p.semantic for p in self.passages.values() if p.semantic is not None]
+        return max(sims) if sims else None
+
+    def closeness(self, p: Passage) -> float:
+        """How close in meaning a passage is, against the closest: 1 for the closest, falling off as
+        exp(-(best - its)/SEMANTIC_SPREAD); 1 for all when no search ranked by meaning (a neutral factor)."""
+        top = self.top_semantic()
+        if top is None:
+            return 1.0
+        sim = p.semantic if p.semantic is not None else top - 2 * SEMANTIC_SPREAD
+        return math.exp(-max(0.0, top - sim) / SEMANTIC_SPREAD)
+
+
+def _best(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
+
 
 def _add(ev: Evidence, p: Passage) -> None:
     have = ev.passages.get(p.source_id)
@@ -222,10 +243,12 @@ def _add(ev: Evidence, p: Passage) -> None:
         if have is not None:
             p.rank = max(p.rank, have.rank)
             p.aliases = list(dict.fromkeys(have.aliases + p.aliases))
+            p.semantic = _best(p.semantic, have.semantic)
         ev.passages[p.source_id] = p
     else:
         have.rank = max(have.rank, p.rank)
         have.aliases = list(dict.fromkeys(have.aliases + p.aliases))
+        have.semantic = _best(have.semantic, p.semantic)
 
 
 def _search(ev: Evidence, use: ToolUseBlock, data: dict[str, Any], fused: dict[str, float]) -> None:
@@ -241,9 +264,11 @@ def _search(ev: Evidence, use: ToolUseBlock, data: dict[str, Any], fused: dict[s
             if not sid:
                 continue
             fused[sid] = fused.get(sid, 0.0) + weight_ / (4 + rank)
+            sem = r.get("semantic")
             _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""), r.get("snippet") or r.get("text", ""),
                              False, 0.0, r.get("passage_id", ""), r.get("url", ""),
-                             aliases=[r["entry"]] if r.get("entry") else []))
+                             aliases=[r["entry"]] if r.get("entry") else [],
+                             semantic=float(sem) if isinstance(sem, (int, float)) else None))
 
 
 def _read(ev: Evidence, data: dict[str, Any]) -> None:
@@ -290,7 +315,14 @@ def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evid
                 by_url[p.url] = max(by_url.get(p.url, 0.0), r)
     for p in ev.passages.values():  # neighbours and fetched pages rank a little below what led to them
         if p.anchor and p.anchor in ev.passages:
-            p.rank = max(p.rank, 0.6 * ev.passages[p.anchor].rank)
+            anchor = ev.passages[p.anchor]
+            p.rank = max(p.rank, 0.6 * anchor.rank)
+            if anchor.semantic is not None:
+                p.semantic = _best(p.semantic, anchor.semantic - NEIGHBOUR_DROP)
         elif p.url and not p.rank:
             p.rank = 0.8 * by_url.get(p.url, 0.0)
     return ev
+
+
+NEIGHBOUR_DROP = 0.05  # a neighbour read along with a passage: a little less close in meaning than it, unless
+                       # a search ranked it itself

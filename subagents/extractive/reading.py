@@ -17,6 +17,7 @@ from .evidence import Evidence, Passage, page_of, page_support
 from .selection import Focus
 from .terms import STOP, Term, mentions, stem, text_forms, weight
 
+CLOSE_BONUS = 1.0  # the passage closest in meaning to the objective counts (1 + this) times (dev split: 2 no better)
 SECOND_READ = 0.5  # a page already read: its next passage's score is weighed by this, per read
 
 
@@ -46,7 +47,7 @@ def rank_candidates(focus: Focus, ev: Evidence) -> list[Candidate]:
         cover = _share(terms, text_forms(raw), raw)
         named = _share(subject, text_forms(p.context), p.context) if subject else 0.0
         prior = 0.5 * p.rank / top_rank + 0.5 * support.get(page_of(p), 0.0) / top_page
-        out.append(Candidate(p, prior * (0.4 + cover) * (1 + 0.6 * named)))
+        out.append(Candidate(p, prior * (0.4 + cover) * (1 + 0.6 * named) * (1 + CLOSE_BONUS * ev.closeness(p))))
     out.sort(key=lambda c: -c.score)
     return out
 

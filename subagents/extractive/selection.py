@@ -6,7 +6,10 @@ document frequencies; a term in the sentence counts fully, in its passage's head
 times a bonus for the answer type's pattern (a definition for what-is, an API and an imperative
 for how-to, a because-clause for why, both entities and a contrast for a comparison, an
 enumeration for a list), times small quality factors (a self-contained sentence of ordinary
-length) and the passage's search rank. The thresholds are constants calibrated on the dev split.
+length) and the passage's search rank. With the corpus's sentence encoder (`meaning.py`) the relevance
+is half the word coverage and half the closeness in meaning to the objective, for the best sentences by
+words, and a sentence close in meaning answers though it shares only a word of the objective. The
+thresholds are constants calibrated on the dev split.
 
 "Not found" also when the objective names what the documents do not cover: a name or identifier no
 retrieved text mentions, names only mentioned in passing (no title or heading, no API entry names
@@ -19,8 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, entity_terms
 from .evidence import Evidence, Unit, UnitKind, page_of, page_support, units_of
+from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, extract_terms, make_term, mentions, text_forms, weight
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
@@ -124,6 +129,9 @@ class Scored:
     score: float
     coverage: float
     hits: int = 0  # terms the sentence or its headings mention
+    similarity: float | None = None  # closeness in meaning to the objective (None: not embedded)
+    factor: float = 0.0  # what multiplies its relevance: answer type, quality, rank, page support (score = relevance x factor)
+    exact: bool = True  # uses the operators the objective asks about, if it asks about any (`EXACT_KINDS`)
 
 
 def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -> float:
@@ -359,7 +367,43 @@ def api_entry(term: Term, raw: str) -> bool:
 _CALL_TAIL = re.compile(r"\(.*\)$")
 
 
-def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
+EXACT_KINDS = (TermKind.SYMBOL,)  # matched as written, never by meaning: the encoder's word pieces drop `->>`
+SEM_MIX = 0.5  # with an encoder: a sentence's relevance is this much its closeness in meaning, the rest its words
+SEM_BASE = 0.15  # a cosine at or below this says nothing (unrelated sentences score about this)
+SEM_ENOUGH = 0.5  # a sentence this close in meaning answers though worded otherwise (with one word of the objective)
+
+
+def _close_in_meaning(s: Scored) -> bool:
+    """Says what the objective asks in other words: close in meaning, whatever its word coverage."""
+    return s.similarity is not None and s.similarity >= SEM_ENOUGH
+
+
+def _meaning_share(sim: float | None) -> float:
+    return 0.0 if sim is None else max(0.0, (sim - SEM_BASE) / (1 - SEM_BASE))
+
+
+def score_all(focus: Focus, ev: Evidence, meaning: Meaning = NO_MEANING) -> list[Scored]:
+    """Every candidate sentence with its score, best first. Its relevance is its coverage of the objective's
+    words; with an encoder, a mix of that and its closeness in meaning (`SEM_MIX`) for the
+    `meaning.CANDIDATES` best by words (the rest count as unrelated in meaning)."""
+    out = _score_words(focus, ev)
+    if not meaning.available or not out:
+        return out
+    top = [s for s in out[:meaning_module.CANDIDATES] if s.exact]  # the rest: no closeness in meaning
+    for s, sim in zip(top, meaning.of([_said(s.unit) for s in top])):
+        s.similarity = sim
+    for s in out:
+        s.score = ((1 - SEM_MIX) * s.coverage + SEM_MIX * _meaning_share(s.similarity)) * s.factor
+    out.sort(key=lambda s: (-s.score, -s.unit.passage.rank, s.unit.position))
+    return out
+
+
+def _said(u: Unit) -> str:
+    """What a sentence says, for its meaning: with the term it defines (a glossary entry) when it has one."""
+    return f"{u.term_line}: {u.text}" if u.term_line else u.text
+
+
+def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
     raw = ev.all_text()
     terms = weighted_terms(focus, ev.weights, ev.alias_forms(), raw)
     if not terms:
@@ -371,6 +415,7 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
     atype = focus.question.answer_type
     out: list[Scored] = []
     versioned = any(t.kind is TermKind.NUMBER and "." in t.text for t in focus.terms)
+    exact = [t for t in focus.question.terms if t.kind in EXACT_KINDS and not ev.weights.domain(t)]
     for p in ev.passages.values():
         notes = RELEASE_NOTES_WEIGHT if not versioned and release_notes(p.title) else 1.0
         base_ctx = text_forms(p.context)
@@ -388,13 +433,14 @@ def score_all(focus: Focus, ev: Evidence) -> list[Scored]:
                     and not (u.position <= 1 and aliased):
                 continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
             cov = _coverage(terms, u, ctx_forms, pass_forms, alias_forms if u.position <= 1 else frozenset())
-            score = cov * (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (1 + RANK_WEIGHT * p.rank / top_rank
-                                                                           + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
+            factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (
+                1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
-                score *= 0.3  # about what a sibling covers
+                factor *= 0.3  # about what a sibling covers
             hits = sum(1 for t, _ in terms if mentions(t, u.forms, u.text) or mentions(t, ctx_forms, ""))
-            out.append(Scored(u, score, cov, hits))
+            named = not exact or any(mentions(t, u.forms, u.text) or mentions(t, ctx_forms, "") for t in exact)
+            out.append(Scored(u, cov * factor, cov, hits, factor=factor, exact=named))
     out.sort(key=lambda s: (-s.score, -s.unit.passage.rank, s.unit.position))
     return out
 
@@ -451,8 +497,8 @@ def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> U
     return before[-1] if before and u.position - before[-1].position <= 4 else None
 
 
-def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
-    scored = score_all(focus, ev)
+def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning = NO_MEANING) -> Selection:
+    scored = score_all(focus, ev, meaning)
     missing = missing_names(focus, ev)
     best = scored[0] if scored else None
     coverage = max((s.coverage for s in scored[:10]), default=0.0)
@@ -465,7 +511,8 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
     terms = weighted_terms(focus, ev.weights, ev.alias_forms(), ev.all_text())
     own = [t for t, _ in terms if t not in focus.context]  # the whole question's other words only help
     need = 2 if len(own) >= 3 else 1
-    enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need]
+    enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need
+              or _close_in_meaning(s) and s.hits >= 1]
     names = focus.key_names(ev.weights)
     raw = ev.all_text()
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) for t in names) else []
@@ -477,7 +524,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS) -> Selection:
     for s in scored:
         if len(chosen) >= limit or s.score < FLOOR * best.score:
             break
-        if s.coverage < 0.5 * MIN_COVERAGE or not _distinct(chosen, s.unit):
+        if s.coverage < 0.5 * MIN_COVERAGE and not _close_in_meaning(s) or not _distinct(chosen, s.unit):
             continue
         chosen.append(s.unit)
     forms = set().union(*(u.forms for u in chosen)) if chosen else set()

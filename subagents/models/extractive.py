@@ -27,6 +27,7 @@ from ..extractive.evidence import Evidence, Unit, UnitKind, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, focus_of, select
 from ..extractive.terms import mentions, text_forms
+from ..extractive.meaning import Encoder, Meaning
 from ..extractive.reading import feedback_query, pick_reads
 from ..model import (Message, ModelRequest, ModelResponse, StopReason, TextBlock, ToolResultBlock, ToolUseBlock,
                      Usage)
@@ -74,8 +75,14 @@ def _nothing_retrieved(uses: list[tuple[ToolUseBlock, ToolResultBlock | None]]) 
 
 
 class ExtractiveModel:
+    """`encoder`: the sentence encoder the corpus ranks by meaning with (None: words alone), to tell which
+    sentences say what an objective asks; it compares texts and writes none."""
+
     name = "extractive"
     is_language_model = False
+
+    def __init__(self, encoder: Encoder | None = None) -> None:
+        self.encoder = encoder
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         ctx = request.context
@@ -142,7 +149,7 @@ class ExtractiveModel:
         if not any(r is not None and not r.is_error for _, r in searches + reads):
             # no tool call succeeded: say why, not that the documents lack the answer
             return _calls(n, [(SUBMIT_FINDINGS, _nothing_retrieved(searches + reads))])
-        return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, ev))])
+        return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, ev, Meaning(self.encoder, _asked(focus))))])
 
     @staticmethod
     def _pick_reads(focus: Focus, ev: Evidence, allowed: list[str], n: int) -> list[tuple[str, str, str]]:
@@ -160,9 +167,9 @@ class ExtractiveModel:
         return picks[: max(0, n)]
 
     @staticmethod
-    def _findings(focus: Focus, ev: Evidence) -> dict[str, Any]:
+    def _findings(focus: Focus, ev: Evidence, meaning: Meaning) -> dict[str, Any]:
         """The selected units as claims (each with its source), what is missing as open questions."""
-        sel = select(focus, ev)
+        sel = select(focus, ev, meaning=meaning)
         claims: list[dict[str, Any]] = []
         atype = focus.question.answer_type
         for u in sel.claims:
@@ -191,6 +198,11 @@ class ExtractiveModel:
         return {"status": status, "summary": claims[0]["text"] if claims else "",
                 "claims": claims, "open_questions": open_questions,
                 "related": [{"text": u.text, "source_ids": [u.source_id]} for u in sel.related]}
+
+
+def _asked(focus: Focus) -> str:
+    """What an objective asks, for its meaning: its own words, and the whole question it is part of."""
+    return f"{focus.question.text} ({focus.whole})" if focus.whole else focus.question.text
 
 
 def _with_term(u: Unit, focus: Focus) -> str:

@@ -115,8 +115,11 @@ def default_models(settings: ModelSettings) -> tuple[str, str]:
 class ModelFactory:
     """Builds the models of one run; they share one rate limiter."""
 
-    def __init__(self, settings: ModelSettings) -> None:
+    def __init__(self, settings: ModelSettings, encoder: Any = None) -> None:
+        """`encoder`: the sentence encoder of the run's corpus (the extractive model ranks sentences by
+        meaning with it; None: by words alone)."""
         self.settings = settings
+        self.encoder = encoder
         self._limiter: Any = None
 
     def limiter(self) -> Any:
@@ -143,7 +146,7 @@ class ModelFactory:
                 raise ModelConfigError(f"the extractive provider has one model, 'extractive' (got {name!r})")
             from .extractive import ExtractiveModel
 
-            return ExtractiveModel()
+            return ExtractiveModel(self.encoder)
         if provider is Provider.ANTHROPIC:
             return self._anthropic(name)
         return self._openai(name)

