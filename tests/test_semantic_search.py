@@ -175,6 +175,27 @@ async def test_the_search_tool_shows_each_results_similarity(tmp_path: Path) -> 
     assert all(-1 <= r["semantic"] <= 1 for r in data["results"])
 
 
+
+async def test_the_documentations_own_index_entries_show_their_similarity_too(tmp_path: Path) -> None:
+    """An entry of the docs' own index a search lists is ranked like a result: it carries `semantic`."""
+    from .test_corpus import DOCBOOK_INDEX
+
+    root = write_docs(tmp_path / "pg", {
+        "bookindex.html": DOCBOOK_INDEX.format(fillers="".join(
+            f'<dt>filler{i:02d}, <a class="indexterm" href="misc.html">Misc {i}</a></dt>' for i in range(35))),
+        "datatypes.html": '<html><body><h1>Data Types</h1><div id="SERIAL"><h2>Serial Types</h2><p>The serial '
+                          'types make unique identifier columns.</p></div></body></html>',
+        "misc.html": "<html><body><h1>Misc</h1><p>Nothing much.</p></body></html>"})
+    with Corpus.open([root], cache_dir=tmp_path / "cache", encoder=WordHashEncoder()) as c:
+        box = Toolbox(make_corpus_tools(c))
+        ctx = ToolContext(agent_id="t", sources=SourceRegistry())
+        out = await box.run(ToolUseBlock("u1", "search_corpus", {"query": "auto-increment id column"}),
+                            ["search_corpus"], ctx)
+    data = json.loads(re.search(r"<retrieved_material[^>]*>\s*(.*?)\s*</retrieved_material>", out.result.content,
+                                re.S).group(1))
+    entry = data["index"][0]
+    assert entry["entry"] == "auto-increment" and -1 <= entry["semantic"] <= 1
+
 # ---------------------------------------------------------------- the CLI
 
 

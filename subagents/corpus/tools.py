@@ -60,8 +60,23 @@ INDEX_ENTRIES = 3  # entries of the documentation's own index shown with a searc
 _SOURCE_ID = re.compile(r"S\d+")
 
 
-def _similarity(p: Passage) -> dict[str, float]:
-    return {"semantic": round(p.semantic, 3)} if p.semantic is not None else {}
+def _listed(p: Passage, source_id: str, **extra: Any) -> dict[str, Any]:
+    """A passage as a search lists it: ids, title, heading, snippet, and its similarity in meaning when ranked so."""
+    out: dict[str, Any] = {"source_id": source_id, "passage_id": p.passage_id, "title": p.title,
+                           "heading": p.heading, "snippet": p.snippet, **extra}
+    if p.semantic is not None:
+        out["semantic"] = round(p.semantic, 3)
+    return out
+
+
+def _passage_id(ref: str, ctx: ToolContext) -> str:
+    """A passage id, or the source id (S4) a search result listed for a corpus passage."""
+    src = ctx.sources.get(ref) if _SOURCE_ID.fullmatch(ref) else None
+    if src is None:
+        return ref
+    if src.kind is not SourceKind.CORPUS or not src.key.startswith(_KEY_PREFIX):
+        raise ToolError(f"{ref} is not a corpus passage (it is a {src.kind.value} source: {src.locator})")
+    return src.key[len(_KEY_PREFIX):]
 
 
 def _register_passage(ctx: ToolContext, p: Passage, text: str, root: str | None = None) -> str:
@@ -100,28 +115,14 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
             hits = []
         except CorpusError as e:
             raise ToolError(str(e)) from None
-        results: list[dict[str, Any]] = []
-        for p in hits:
-            results.append(
-                {
-                    "source_id": _register(ctx, p, p.snippet),
-                    "passage_id": p.passage_id,
-                    "title": p.title,
-                    "heading": p.heading,
-                    "snippet": p.snippet,
-                    "score": round(p.score, 3),
-                    **_similarity(p),
-                }
-            )
+        results = [_listed(p, _register(ctx, p, p.snippet), score=round(p.score, 3)) for p in hits]
         terms = query_terms(args.query)
         stats = {"passages": corpus.passage_count(), "term_passages": corpus.term_passages(terms),
                  "term_titles": corpus.term_titles(terms)}
         payload: dict[str, Any] = {"query": args.query, "results": results, "corpus": stats}
         if entries:
-            payload["index"] = [{"entry": h.entry, "source_id": _register(ctx, h.passage, h.passage.snippet),
-                                 "passage_id": h.passage.passage_id, "title": h.passage.title,
-                                 "heading": h.passage.heading, "snippet": h.passage.snippet,
-                                 **_similarity(h.passage)} for h in entries]
+            payload["index"] = [{"entry": h.entry, **_listed(h.passage, _register(ctx, h.passage, h.passage.snippet))}
+                                for h in entries]
         return untrusted("corpus search", payload)
 
     async def read_passage(args: ReadPassageArgs, ctx: ToolContext) -> str:
@@ -144,15 +145,6 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
                 "context_after": _neighbour(ctx, p.passage_id, +1) if got.context_after else None,
             },
         )
-
-    def _passage_id(ref: str, ctx: ToolContext) -> str:
-        """A passage id, or the source id (S4) a search result listed for a corpus passage."""
-        src = ctx.sources.get(ref) if _SOURCE_ID.fullmatch(ref) else None
-        if src is None:
-            return ref
-        if src.kind is not SourceKind.CORPUS or not src.key.startswith(_KEY_PREFIX):
-            raise ToolError(f"{ref} is not a corpus passage (it is a {src.kind.value} source: {src.locator})")
-        return src.key[len(_KEY_PREFIX):]
 
     def _neighbour(ctx: ToolContext, passage_id: str, step: int) -> dict[str, Any] | None:
         """The chunk before/after, registered as a source of its own so it can be cited precisely."""
