@@ -4,6 +4,10 @@ A `snowballstemmer` stemmer object keeps its working word and cursor on itself, 
 shared by runs in several threads (the Python API called from threads) mixes their words up and
 fails with `IndexError`. Each thread gets its own stemmer; results are memoised process-wide
 (a stem depends only on the word).
+
+`snowballstemmer` hands out PyStemmer's C implementation of the same algorithm when it is installed
+(a dependency: identical stems on the 37,822 distinct words of 800 Python and PostgreSQL pages, about
+10x faster; a fresh process's run stems ~1,500 new words).
 """
 
 from __future__ import annotations

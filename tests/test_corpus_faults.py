@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 import sqlite3
 from pathlib import Path
 
@@ -120,6 +121,23 @@ def test_index_with_a_damaged_page_is_rebuilt(tmp_path: Path) -> None:
         for offset in range(4096, size, 4096):
             fh.seek(offset + 8)
             fh.write(b"\xde\xad\xbe\xef" * 16)
+    _works(corpus, cache, n)
+
+
+def test_damage_after_a_sound_opening_in_the_same_process_is_still_found(tmp_path: Path) -> None:
+    """The integrity check passed once is remembered for the process while the file is unchanged: a
+    page damaged after that opening (same size) must still be found at the next one."""
+    corpus, cache, db, n = _indexed(tmp_path)
+    time.sleep(1.1)  # older than a clock tick: the check's pass is remembered
+    _works(corpus, cache, n)
+    _works(corpus, cache, n)
+    size = db.stat().st_size
+    with open(db, "r+b") as fh:  # the last pages only: opening reads the first ones and would fail anyway
+        for offset in range(size // 2 // 4096 * 4096, size, 4096):
+            fh.seek(offset + 8)
+            fh.write(b"\xde\xad\xbe\xef" * 16)
+    assert db.stat().st_size == size
+    time.sleep(1.1)  # the damage, too, is older than a clock tick: only the file's changed state tells
     _works(corpus, cache, n)
 
 

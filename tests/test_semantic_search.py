@@ -104,6 +104,31 @@ def test_an_interrupted_embedding_keeps_its_finished_batches(tmp_path: Path, mon
         assert enc.calls == [1, 1]
 
 
+def test_a_reopened_index_reuses_its_vectors_until_a_passage_changes(tmp_path: Path) -> None:
+    """A run reopens the index: its vectors are read once per process and reused while nothing changed;
+    a changed file (whose passages may get the chunk ids the old ones had) is searched with its new vector."""
+    root = write_docs(tmp_path / "docs")
+    enc = WordHashEncoder()
+
+    def similarity(query: str, cache: str = "cache") -> dict[str, float | None]:
+        with Corpus.open([root], cache_dir=tmp_path / cache, encoder=enc) as c:
+            return {h.path: h.semantic for h in c.search(query, 4)}
+
+    def matrix() -> object:
+        with CorpusIndex.open(root, tmp_path / "cache", encoder=enc) as ix:
+            ix.update()
+            return ix.vectors.matrix()
+
+    first = matrix()
+    assert matrix() is first
+    query = "palette colours theme"
+    before = similarity(query)["colours.md"]
+    (root / "colours.md").write_text("# Colours\n\nA palette of colours for a theme, nothing else.\n")
+    after = similarity(query)["colours.md"]
+    assert after != before and after == similarity(query, "fresh-cache")["colours.md"]  # as a new index has it
+    assert matrix() is not first
+
+
 def test_embedding_reports_progress_as_its_own_stage(tmp_path: Path) -> None:
     root = write_docs(tmp_path / "docs")
     seen: list[tuple] = []

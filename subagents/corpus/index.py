@@ -48,7 +48,7 @@ from .records import CorpusError, IndexHit, IndexStage, IndexStats, NoSearchable
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
 from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
 from .embedding import TextEncoder
-from .vectors import DDL as VECTORS_DDL, VectorStore
+from .vectors import DDL as VECTORS_DDL, VectorStore, bump_generation
 
 SCHEMA = "corpus-8"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
@@ -192,6 +192,42 @@ def _truncated(db_path: Path) -> bool:
     return counter == valid_for and pages > 0 and size < pages * page_size
 
 
+_sound: dict[str, tuple[object, ...]] = {}  # db path -> the file's state when quick_check last passed
+SETTLED_NS = 1_000_000_000
+
+
+def _files_state(db_path: Path) -> tuple[object, ...] | None:
+    """(inode, size, ctime) of the database file; None while its WAL holds pages not yet written back (the
+    file alone does not say what the index holds) or while the file changed less than `SETTLED_NS` ago (a
+    write in the same clock tick as the check would leave the same ctime: the "racy git" problem)."""
+    try:
+        if os.path.getsize(f"{db_path}-wal") > 0:
+            return None
+    except OSError:
+        pass
+    try:
+        st = os.stat(db_path)
+    except OSError:
+        return None
+    if time.time_ns() - st.st_ctime_ns < SETTLED_NS:
+        return None
+    return st.st_ino, st.st_size, st.st_ctime_ns
+
+
+def _check_sound(db: sqlite3.Connection, db_path: Path) -> None:
+    """IndexDamaged unless SQLite's quick_check passes. It reads the whole file (~80 ms for the Python
+    docs), so a pass is remembered for the process while the files are as they were then."""
+    key, state = str(db_path), _files_state(db_path)
+    if state is not None and _sound.get(key) == state:
+        return
+    verdict = db.execute("PRAGMA quick_check(1)").fetchone()
+    if not verdict or verdict[0] != "ok":
+        _sound.pop(key, None)
+        raise IndexDamaged(f"{db_path} failed its check: {verdict[0] if verdict else 'no answer'}")
+    if state is not None:
+        _sound[key] = state
+
+
 def remove_index_files(db_path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
@@ -215,11 +251,9 @@ class CorpusIndex:
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            verdict = self._db.execute("PRAGMA quick_check(1)").fetchone()
-            if not verdict or verdict[0] != "ok":
-                raise IndexDamaged(f"{db_path} failed its check: {verdict[0] if verdict else 'no answer'}")
+            _check_sound(self._db, db_path)
             self._ensure_schema()
-            self.vectors = VectorStore(self._db, self._lock)
+            self.vectors = VectorStore(self._db, self._lock, db_path)
         except sqlite3.DatabaseError as e:
             self._db.close()
             if getattr(e, "sqlite_errorname", "") in _DAMAGED:
@@ -260,6 +294,8 @@ class CorpusIndex:
         with self._lock:
             db = self._db
             if self._schema_current():
+                if db.execute("SELECT 1 FROM meta WHERE key = 'generation'").fetchone() is None:
+                    bump_generation(db)  # an index made before generations were kept: give it one
                 return
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -274,6 +310,7 @@ class CorpusIndex:
                     for stmt in _DDL.strip().split(";\n"):
                         db.execute(stmt)
                     db.execute("INSERT INTO meta VALUES ('schema', ?), ('root', ?)", (SCHEMA, str(self.root)))
+                    bump_generation(db)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -296,6 +333,7 @@ class CorpusIndex:
         with writer_lock(self.db_path), self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
+            before = db.total_changes
             try:  # the known files are read inside the write transaction: another run may just have indexed
                 known = {r[1]: r for r in db.execute("SELECT id, relpath, mtime_ns, size, sha1, status FROM files")}
                 next_id = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
@@ -307,6 +345,8 @@ class CorpusIndex:
                 for row in known.values():
                     self._drop_file(row[0])
                     stats.removed += 1
+                if db.total_changes != before:
+                    bump_generation(db)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
