@@ -264,6 +264,17 @@ def test_an_identifier_of_a_package_the_documents_lack_is_not_found(docs: Path, 
     assert "do not answer this question" not in run("What does widgets.clone do?", docs, tmp_path / "b").report
 
 
+def test_a_later_part_about_the_first_parts_unknown_name_is_not_answered_from_its_other_words(
+        docs: Path, tmp_path: Path) -> None:
+    # "its" is Zorblax's: the copying section answers "how do I copy ... with its children" for widgets,
+    # not for Zorblax, which no document mentions
+    result = run("What is Zorblax, and how do I copy a widget together with its children?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "call clone() with deep=True" not in section(result.report, "Answer")
+    result = run("What is a gadget, and how do I copy a widget together with its children?", docs, tmp_path / "b")
+    assert "call clone() with deep=True" in result.report
+
+
 def test_the_answer_quotes_the_best_sentences_of_distinct_passages(docs: Path, tmp_path: Path) -> None:
     result = run("Why do widgets share one theme object?", docs, tmp_path)
     prose = [line for line in section(result.report, "Answer").splitlines() if re.search(r"\[\d+\]$", line)]

@@ -42,7 +42,10 @@ class Task:
 
 
 def words_of(terms: list[Term]) -> str:
-    return " ".join(t.text.strip("`").rstrip("*") for t in terms if t.kind is not TermKind.SYMBOL)
+    """The terms as words to search or to note; an ordinary word in lower case (a capital in a note
+    marks a name: "about: Poetry")."""
+    return " ".join(t.text.strip("`").rstrip("*").lower() if t.kind is TermKind.WORD else t.text.strip("`").rstrip("*")
+                    for t in terms if t.kind is not TermKind.SYMBOL)
 
 
 def note(main: str, **fields: str) -> str:

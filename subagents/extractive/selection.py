@@ -105,7 +105,7 @@ def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
             key, _, val = seg.partition(":")
             notes[key.strip()] = val.strip()
     q = analyse(main)
-    about = extract_terms(notes.get("about", ""))
+    about = extract_terms(notes.get("about", ""), sentence=False)
     siblings = [t for e in re.split(r",\s*", notes.get("compared with", "")) if e for t in entity_terms(e)]
     siblings += [t for s in (out_of_scope or []) for t in extract_terms(re.sub(r"\(.*?\)", "", s))]
     context = []

@@ -174,14 +174,15 @@ def make_term(tok: str, kind: TermKind) -> Term:
     return Term(bare, key, frozenset(forms), kind)
 
 
-def extract_terms(text: str) -> list[Term]:
-    """The content terms of a question or objective, in order, without repeats."""
+def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
+    """The content terms of a question or objective, in order, without repeats. A capital opening a
+    `sentence` says nothing; in a list of terms (`sentence=False`, a lead's "about: Poetry") it marks a name."""
     toks = [(m.group(0), m.start()) for m in TOKEN.finditer(text)]
     out: dict[frozenset[str], Term] = {}
     for i, (tok, start) in enumerate(toks):
         bare = tok.strip("`")
         low = bare.lower().rstrip("*")
-        first = i == 0 or bool(re.search(r"[.?!:]\s*$", text[:start]))
+        first = sentence and (i == 0 or bool(re.search(r"[.?!:]\s*$", text[:start])))
         nxt = toks[i + 1][0].lower() if i + 1 < len(toks) else ""
         quoted = tok.startswith("`") or bool(re.search(r"['\"]$", text[:start]))
         if low in STOP and not _is_ident(bare):
