@@ -275,6 +275,20 @@ def test_a_later_part_about_the_first_parts_unknown_name_is_not_answered_from_it
     assert "call clone() with deep=True" in result.report
 
 
+def test_a_hyphenated_name_documented_by_its_function_is_answered(tmp_path: Path) -> None:
+    # "QUUX-256" is in one passage and no heading (a mention in passing, were it not for quux256())
+    docs = write_tree(tmp_path / "docs", {
+        "library/digests.html": """<html><head><title>digests — message digests</title></head><body><div role="main">
+<h1>digests — message digests</h1><h2>Digest algorithms</h2>
+<p>Constructors for the digest algorithms of this module are quux128() and quux256().</p>
+<p>To compute the checksum of a file, use quux256() to create a QUUX-256 digest object and feed it the file.</p>
+</div></body></html>""",
+        "library/other.html": "<html><head><title>other — unrelated</title></head><body><div role='main'><h1>other</h1>"
+                              "<p>Nothing about digests lives here; this page is about colours.</p></div></body></html>"})
+    result = run("How can I compute the QUUX-256 checksum of a file?", docs, tmp_path)
+    assert "use quux256() to create a QUUX-256 digest object" in section(result.report, "Answer"), result.report
+
+
 def test_the_answer_quotes_the_best_sentences_of_distinct_passages(docs: Path, tmp_path: Path) -> None:
     result = run("Why do widgets share one theme object?", docs, tmp_path)
     prose = [line for line in section(result.report, "Answer").splitlines() if re.search(r"\[\d+\]$", line)]

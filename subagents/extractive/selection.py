@@ -358,7 +358,11 @@ def _foreign_package(term: Term, weights: Weights) -> bool:
 
 def api_entry(term: Term, raw: str) -> bool:
     """An identifier the retrieved text shows with its arguments ("jsonb_set ( target jsonb, …"): an entry of
-    the documentation (a row of a function table has no heading of its own), not a mention in passing."""
+    the documentation (a row of a function table has no heading of its own), not a mention in passing. A
+    hyphenated name counts by the function named after it ("SHA-256": `sha256()`, "CRC-32": `crc32()`)."""
+    if term.kind is TermKind.NAME and "-" in term.text:
+        squashed = term.text.replace("-", "")
+        return bool(re.search(rf"(?<![\w.]){re.escape(squashed)}\s*\(", raw, re.I))
     name = _CALL_TAIL.sub("", term.text.strip("`@"))
     return term.kind is TermKind.IDENT and bool(name) and bool(
         re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", raw))
