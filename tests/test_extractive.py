@@ -191,6 +191,24 @@ def test_a_comparison_is_a_table_of_the_entities(docs: Path, tmp_path: Path) -> 
     assert result.manifest["citation_check"]["pass_rate"] == 1.0
 
 
+def test_a_comparison_row_says_what_its_entity_is_not_a_sentence_naming_both(tmp_path: Path) -> None:
+    # each subagent finds the sentence naming both first (its words match best); the table needs what
+    # tells them apart, and one sentence twice tells nothing
+    docs = write_tree(tmp_path / "docs", {
+        "library/tools.html": """<html><head><title>tools — wrappers</title></head><body><div role="main">
+<h1>tools — wrappers</h1>
+<p>In general, try tools.gizmo() or tools.gadget() for the general case.</p>
+<dl><dt id="tools.gizmo">tools.gizmo(x)</dt><dd><p>Return a gizmo of x: a thin wrapper that shares the parts of x.</p></dd>
+<dt id="tools.gadget">tools.gadget(x)</dt><dd><p>Return a gadget of x: a thick wrapper that copies every part of x.</p></dd></dl>
+</div></body></html>""",
+        "faq.html": """<html><head><title>FAQ</title></head><body><div role="main"><h1>FAQ</h1><h2>How do I wrap an object?</h2>
+<p>In general, try tools.gizmo() or tools.gadget() for the general case.</p></div></body></html>"""})
+    answer = section(run("tools.gizmo versus tools.gadget: what is the difference?", docs, tmp_path).report, "Answer")
+    rows = {line.split("|")[1].strip(): line.split("|")[2] for line in answer.splitlines() if line.startswith("| tools.")}
+    assert "a thin wrapper that shares the parts of x" in rows["tools.gizmo"], answer
+    assert "a thick wrapper that copies every part of x" in rows["tools.gadget"], answer
+
+
 def test_not_found_says_so_and_lists_possibly_related_passages(docs: Path, tmp_path: Path) -> None:
     result = run("Who designed the Zorblax widget toolkit in 1997?", docs, tmp_path)
     report = result.report

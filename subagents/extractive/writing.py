@@ -190,13 +190,20 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found],
             lines += line(x)
         lines += [""]
     rows = []
+    said: set[str] = {f.claim.text for f in found if id(f) in used}
+
+    def about_another(f: Found, e: str) -> bool:
+        """Names another of the entities without contrasting them: it describes neither apart."""
+        return any(x != e for x in names(f)) and not _CONTRAST.search(f.claim.text)
+
     for e in entities:
-        mine = sorted((f for f in found if f.label == e and not f.code and not introduces(f) and id(f) not in used),
-                      key=lambda f: f.order)
+        mine = sorted((f for f in found if f.label == e and not f.code and not introduces(f) and id(f) not in used
+                       and f.claim.text not in said), key=lambda f: (about_another(f, e), f.order))
         own = mine or [f for f in order if id(f) not in used and not introduces(f) and e in names(f)
-                       and len(names(f)) == 1]
+                       and len(names(f)) == 1 and f.claim.text not in said]
         if own:
             used.add(id(own[0]))
+            said.add(own[0].claim.text)
             rows.append(f"| {e} | {own[0].claim.text.replace('|', '/')} {cite(own[0].claim)} |")
         else:  # why its subagent found nothing ("The documents never use the word gevent.")
             why = reasons.get(e, "No retrieved passage describes it.").replace("|", "/")
