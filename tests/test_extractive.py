@@ -109,6 +109,8 @@ async def test_a_comparison_gets_one_subagent_per_entity_with_distinct_queries_a
     assert [t["objective"].split(" (")[0] for t in tasks] == ["gadget", "widget"]
     assert not set(tasks[0]["queries"]) & set(tasks[1]["queries"])  # no sibling searches the same
     assert "widget" in tasks[0]["boundaries"]["out_of_scope"][0] and "gadget" in tasks[1]["boundaries"]["out_of_scope"][0]
+    # one of them (only one) also searches both names: the sentence setting them apart
+    assert [any({"gadget", "widget"} <= set(q.split()) for q in t["queries"]) for t in tasks] == [True, False]
 
 
 async def test_a_single_question_gets_one_subagent_with_distinct_queries() -> None:
@@ -207,6 +209,23 @@ def test_a_comparison_row_says_what_its_entity_is_not_a_sentence_naming_both(tmp
     rows = {line.split("|")[1].strip(): line.split("|")[2] for line in answer.splitlines() if line.startswith("| tools.")}
     assert "a thin wrapper that shares the parts of x" in rows["tools.gizmo"], answer
     assert "a thick wrapper that copies every part of x" in rows["tools.gadget"], answer
+
+
+def test_a_comparison_opens_with_the_sentence_that_sets_them_apart(tmp_path: Path) -> None:
+    docs = write_tree(tmp_path / "docs", {
+        "library/tools.html": """<html><head><title>tools — wrappers</title></head><body><div role="main">
+<h1>tools — wrappers</h1>
+<p>Use gizmo() or gadget() only on objects that are not frozen.</p>
+<dl><dt id="tools.gizmo">tools.gizmo(x)</dt><dd><p>Return a gizmo of x: a thin wrapper that shares the parts of x.</p></dd>
+<dt id="tools.gadget">tools.gadget(x)</dt><dd><p>Return a gadget of x: a thick wrapper that copies every part of x.</p></dd></dl>
+</div></body></html>""",
+        "tutorial.html": """<html><head><title>Tutorial</title></head><body><div role="main"><h1>Tutorial</h1>
+<h2>Wrapping objects</h2><p>The gizmo() function is meant for wrappers read by people, whereas gadget() is meant
+for wrappers read by machines.</p></div></body></html>"""})
+    # the first sentence naming both, by the question's words, only says "not"; the one to open with sets them apart
+    answer = section(run("gizmo() or gadget(): which one should I use for frozen objects?", docs, tmp_path).report,
+                     "Answer")
+    assert answer.strip().startswith("The gizmo() function is meant for wrappers read by people, whereas"), answer
 
 
 def test_not_found_says_so_and_lists_possibly_related_passages(docs: Path, tmp_path: Path) -> None:

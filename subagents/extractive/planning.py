@@ -86,6 +86,8 @@ def comparison_tasks(question: str, q: Question) -> list[Task]:
         others = [o for o in q.entities if o != e]
         queries = _distinct_queries(words_of(terms + context), words_of(terms) + " " + words_of(context[:1]),
                                     words_of(terms))
+        if not tasks:  # the first entity's subagent also looks for the sentence setting them apart (one sibling only)
+            queries += _distinct_queries(" ".join([words_of(terms)] + [words_of(ent_terms[o]) for o in others]))
         tasks.append(Task(note(e, compared_with=", ".join(others), part_of=question), queries,
                           [f"{o} (another subagent covers it)" for o in others], e))
     return tasks

@@ -57,9 +57,10 @@ _HOW_ANY = re.compile(r"\byou\s+can\b|\bcan\s+be\s+used\s+to\b|\buse\s+(?:the|a|
                       r"setting)\b|\ballows?\s+you\s+to\b|\blets?\s+you\b|\bway\s+to\b|\bprovides?\s+(?:a|an)\b|"
                       r"\bis\s+used\s+to\b|\bto\s+do\s+this\b|\binstead\s+use\b|\brecommended\b", re.I)
 _API = re.compile(r"\b[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+\(?|\b[A-Za-z_]\w*\(\)|`[^`]+`|\b[A-Z][A-Z_]{2,}\b(?:\s+[A-Z]{2,})*")
-_CONTRAST = re.compile(r"\bwhereas\b|\bwhile\b|\bunlike\b|\bin\s+contrast\b|\bon\s+the\s+other\s+hand\b|\bbut\b|"
-                       r"\bhowever\b|\bdiffer|\bdifference\b|\bcompared\b|\bthan\b|\bboth\b|\binstead\b|\bnot\b|\bonly\b",
-                       re.I)
+_SET_APART = (r"\bwhereas\b|\bwhile\b|\bunlike\b|\bin\s+contrast\b|\bon\s+the\s+other\s+hand\b|\bdiffer|"
+              r"\bdifference\b|\bcompared\b")
+STRONG_CONTRAST = re.compile(_SET_APART, re.I)  # words that set two things apart
+_CONTRAST = re.compile(_SET_APART + r"|\bbut\b|\bhowever\b|\bthan\b|\bboth\b|\binstead\b|\bnot\b|\bonly\b", re.I)
 _ENUM = re.compile(r",|\bor\b|\band\b|;")
 
 

@@ -18,7 +18,7 @@ from ..context import RoundReport
 from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms
 from .evidence import SIGNATURE, Evidence, Passage, is_code_block
-from .selection import _CONTRAST, _NOTE, focus_of, score_all
+from .selection import _CONTRAST, _NOTE, STRONG_CONTRAST, focus_of, score_all
 from .terms import mentions, text_forms
 
 
@@ -182,8 +182,9 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found],
 
     # the sentence that contrasts them: both named, with a word of contrast
     # (a sentence introducing code comes with its code, and never into a table cell)
-    both = next((f for f in order if len(names(f)) >= 2 and _CONTRAST.search(f.claim.text)
-                 and (not introduces(f) or len(with_code(f, found)) == 2)), None)
+    contrasting = [f for f in order if len(names(f)) >= 2 and _CONTRAST.search(f.claim.text)
+                   and (not introduces(f) or len(with_code(f, found)) == 2)]
+    both = next((f for f in contrasting if STRONG_CONTRAST.search(f.claim.text)), contrasting[0] if contrasting else None)
     if both is not None:
         for x in with_code(both, found) if introduces(both) else [both]:
             used.add(id(x))
