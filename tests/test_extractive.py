@@ -228,6 +228,25 @@ for wrappers read by machines.</p></div></body></html>"""})
     assert answer.strip().startswith("The gizmo() function is meant for wrappers read by people, whereas"), answer
 
 
+def test_an_entity_inside_another_is_not_mentioned_by_it(tmp_path: Path) -> None:
+    # "a materialized view" says "view", but not about a view: the view's row is what the view is
+    docs = write_tree(tmp_path / "docs", {
+        "sql-createview.html": """<html><head><title>CREATE VIEW</title></head><body><div role="main"><h1>CREATE VIEW</h1>
+<p>CREATE VIEW defines a view of a query. The view is not physically stored; instead, the query is run every time
+the view is referenced in a query.</p></div></body></html>""",
+        "rules-matview.html": """<html><head><title>Materialized Views</title></head><body><div role="main">
+<h1>Materialized Views</h1><p>A materialized view keeps the rows of its query in a table-like form. When a materialized
+view is referenced in a query, the data is returned directly from the materialized view. The information about a
+materialized view in the catalogs is the same as for a table or view. Refreshing a materialized view runs its query
+again.</p></div></body></html>"""})
+    result = run("What is the difference between a view and a materialized view?", docs, tmp_path)
+    answer = section(result.report, "Answer")
+    rows = {line.split("|")[1].strip(): line.split("|")[2] for line in answer.splitlines() if line.startswith("| ")}
+    assert "materialized" not in rows["view"].lower() and "view" in rows["view"], answer
+    assert "materialized view" in rows["materialized view"], answer
+    assert "CREATE VIEW defines a view of a query." in result.report  # the view's subagent found its own page
+
+
 def test_not_found_says_so_and_lists_possibly_related_passages(docs: Path, tmp_path: Path) -> None:
     result = run("Who designed the Zorblax widget toolkit in 1997?", docs, tmp_path)
     report = result.report

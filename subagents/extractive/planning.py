@@ -81,12 +81,14 @@ def comparison_tasks(question: str, q: Question) -> list[Task]:
     ent_terms = {e: entity_terms(e) for e in q.entities}
     all_ent = {t for ts in ent_terms.values() for t in ts}
     context = [t for t in q.terms if t not in all_ent][:3]
+    # an entity whose words another holds ("view", "materialized view"): that one's queries name both already
+    nested = any(set(a.lower().split()) < set(b.lower().split()) for a in q.entities for b in q.entities)
     tasks = []
     for e, terms in ent_terms.items():
         others = [o for o in q.entities if o != e]
         queries = _distinct_queries(words_of(terms + context), words_of(terms) + " " + words_of(context[:1]),
                                     words_of(terms))
-        if not tasks:  # the first entity's subagent also looks for the sentence setting them apart (one sibling only)
+        if not tasks and not nested:  # the first entity's subagent also looks for the sentence setting them apart
             queries += _distinct_queries(" ".join([words_of(terms)] + [words_of(ent_terms[o]) for o in others]))
         tasks.append(Task(note(e, compared_with=", ".join(others), part_of=question), queries,
                           [f"{o} (another subagent covers it)" for o in others], e))

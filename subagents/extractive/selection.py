@@ -74,6 +74,14 @@ class Focus:
     context: list[Term] = field(default_factory=list)
     siblings: list[Term] = field(default_factory=list)
     whole: str = ""  # the whole question this objective is part of ("" when it is the question)
+    containing: list[str] = field(default_factory=list)  # siblings' entities holding this one's words ("materialized view" for "view")
+
+    def own_mention(self, text: str) -> tuple[str, set[str]]:
+        """A text (and its forms) without the siblings' entities that contain this one's words: "materialized
+        views" does not mention the view."""
+        for other in self.containing:
+            text = re.sub(rf"\b{re.escape(other)}(?:e?s)?\b", " ", text, flags=re.I)
+        return text, text_forms(text)
 
     @property
     def terms(self) -> list[Term]:
@@ -119,7 +127,10 @@ def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
         if whole.answer_type is AnswerType.COMPARISON and not q.entities:
             q.answer_type = AnswerType.COMPARISON
     siblings = [t for t in dict.fromkeys(siblings) if t not in set(q.terms) | set(about)]
-    return Focus(q, about, context, siblings, notes.get("part of", ""))
+    words = set(main.rstrip("? ").lower().split())
+    containing = [e for e in re.split(r",\s*", notes.get("compared with", ""))
+                  if e and words and words < set(e.lower().split())]
+    return Focus(q, about, context, siblings, notes.get("part of", ""), containing)
 
 
 # ---------------------------------------------------------------- scoring
@@ -175,7 +186,8 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
         return b
     if atype is AnswerType.COMPARISON:
         ents = {id(t) for t in focus.siblings}
-        own = any(mentions(t, u.forms, s) for t in subject)
+        mine, mine_forms = focus.own_mention(s) if focus.containing else (s, u.forms)
+        own = any(mentions(t, mine_forms, mine) for t in subject)
         other = any(mentions(t, u.forms, s) for t in focus.siblings) if ents else False
         b = 0.5 if own and other else 0.0
         if _CONTRAST.search(s):
@@ -440,7 +452,8 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
             cov = _coverage(terms, u, ctx_forms, pass_forms, alias_forms if u.position <= 1 else frozenset())
             factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (
                 1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
-            if focus.siblings and not any(mentions(t, u.forms, u.text) for t in focus.question.terms + focus.about) \
+            mine, mine_forms = focus.own_mention(u.text) if focus.containing else (u.text, u.forms)
+            if focus.siblings and not any(mentions(t, mine_forms, mine) for t in focus.question.terms + focus.about) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
                 factor *= 0.3  # about what a sibling covers
             hits = sum(1 for t, _ in terms if mentions(t, u.forms, u.text) or mentions(t, ctx_forms, ""))

@@ -176,9 +176,23 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found],
     lines: list[str] = []
     ent_terms = {e: entity_terms(e) for e in entities}
 
+    # what names an entity: any of its words ("VACUUM" names "plain VACUUM"), but for one holding another's
+    # words only those the other lacks ("materialized" for "materialized view", not "view"); and "view" only
+    # outside "materialized view" (`_outside`)
+    def holds(a: str, b: str) -> bool:
+        return set(b.lower().split()) < set(a.lower().split())
+
+    naming = {e: [t for t in ts if not any(holds(e, o) and t in ent_terms[o] for o in entities if o != e)] or ts
+              for e, ts in ent_terms.items()}
+
     def names(f: Found) -> list[str]:
-        forms = text_forms(f.claim.text)
-        return [e for e, ts in ent_terms.items() if any(mentions(t, forms, f.claim.text) for t in ts)]
+        out = []
+        for e in entities:
+            text = _outside(f.claim.text, e, entities)
+            forms = text_forms(text)
+            if any(mentions(t, forms, text) for t in naming[e]):
+                out.append(e)
+        return out
 
     # the sentence that contrasts them: both named, with a word of contrast
     # (a sentence introducing code comes with its code, and never into a table cell)
@@ -211,6 +225,16 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found],
             rows.append(f"| {e} | ({why.rstrip('.')}) |")
     lines += [f"| | {' / '.join(entities)}: what the documentation says |", "|---|---|"] + rows
     return lines, used
+
+
+def _outside(text: str, entity: str, entities: list[str]) -> str:
+    """The text without the other entities that hold this one's words: "materialized views" does not
+    mention a view."""
+    words = set(entity.lower().split())
+    for other in entities:
+        if other != entity and words < set(other.lower().split()):
+            text = re.sub(rf"\b{re.escape(other)}(?:e?s)?\b", " ", text, flags=re.I)
+    return text
 
 
 def report(question: str, rounds: list[RoundReport]) -> str:
