@@ -85,6 +85,15 @@ def test_answer_type(question: str, kind: AnswerType) -> None:
     assert analyse(question).answer_type is kind
 
 
+@pytest.mark.parametrize("question, entities", [
+    ("Should I use a LEFT JOIN or an INNER JOIN to keep rows without a match?", ["LEFT JOIN", "INNER JOIN"]),
+    ("Should I use a list or a tuple for fixed records?", ["list", "tuple"]),
+    ("Should I call os.system or subprocess.run to start a program?", ["os.system", "subprocess.run"]),
+])
+def test_compared_entities_are_parallel(question: str, entities: list[str]) -> None:
+    assert analyse(question).entities == entities
+
+
 def test_parts_carry_the_first_subject_into_the_next() -> None:
     q = analyse("What does the @lru_cache decorator do, and how can I empty its cache?")
     assert len(q.parts) == 2 and q.parts[1].answer_type is AnswerType.HOW_TO

@@ -86,6 +86,16 @@ def _entity(text: str) -> str:
     return text.strip(" ?.!\"'`,:")
 
 
+def _parallel(a: str, b: str, after: str) -> str:
+    """The second entity as long as the first when the words after it repeat the first's head ("a LEFT JOIN
+    or an INNER JOIN": the pattern took "INNER"; its "JOIN" follows)."""
+    head = a.split()[-1] if len(a.split()) >= 2 else ""
+    nxt = after.split()[:1]
+    if head and nxt and nxt[0].strip("?,.!:;").lower() == head.lower() and b.split()[-1].lower() != head.lower():
+        return f"{b} {nxt[0].strip('?,.!:;')}"
+    return b
+
+
 def comparison_entities(q: str) -> list[str]:
     for pat in _COMPARE:
         m = pat.search(q)
@@ -95,7 +105,7 @@ def comparison_entities(q: str) -> list[str]:
         if groups.get("list"):
             items = [_entity(x) for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+", groups["list"])]
         else:
-            items = [_entity(groups["a"]), _entity(groups["b"])]
+            items = [_entity(groups["a"]), _entity(_parallel(groups["a"], groups["b"], q[m.end("b"):]))]
         items = [i for i in items if i and len(i.split()) <= 5]
         items = [re.sub(r"\s+column$", "", i) for i in items]
         if len(items) >= 2 and all(extract_terms(i) or re.search(r"[=:<>!]", i) or i.lower() in KEYWORDS for i in items):
