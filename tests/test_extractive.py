@@ -293,6 +293,14 @@ def test_python_docs_do_not_answer_who_runs_microsoft(tmp_path: Path, python_doc
     assert result.manifest["citation_check"]["pass_rate"] == 1.0
 
 
+@needs_docs
+def test_a_name_not_retrieved_is_not_also_said_to_be_mentioned_in_passing(tmp_path: Path, python_docs_index: Path) -> None:
+    # the docs name Australia somewhere (a time zone), not in anything a search for its capital retrieves
+    report = _docs_run("What is the capital of Australia?", tmp_path).report
+    assert "No retrieved passage mentions Australia." in report
+    assert "Australia only in passing" not in report
+
+
 def _docs_run(question: str, tmp_path: Path):
     """On the user's index cache: indexing python3-doc takes far longer than a test should."""
     from lead_agent import research_sync

@@ -536,8 +536,10 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
     unknown = unknown_words(focus, ev.weights, raw)
-    if best is None or missing or passing or unknown or not enough:
-        return Selection([], related, missing, coverage, passing=passing, unknown=unknown)
+    if best is None or missing or passing or unknown or not enough:  # (a name no retrieved text mentions is not
+        # also said to be mentioned in passing)
+        return Selection([], related, missing, coverage, passing=[t for t in passing if t not in missing],
+                         unknown=unknown)
     chosen: list[Unit] = []
     for s in scored:
         if len(chosen) >= limit or s.score < FLOOR * best.score:
