@@ -362,6 +362,20 @@ def test_a_hyphenated_name_documented_by_its_function_is_answered(tmp_path: Path
     assert "use quux256() to create a QUUX-256 digest object" in section(result.report, "Answer"), result.report
 
 
+def test_an_acronym_spelled_out_in_a_title_is_documented_not_mentioned_in_passing(tmp_path: Path) -> None:
+    docs = write_tree(tmp_path / "docs", {
+        "queries-with.html": """<html><head><title>WITH Queries (Common Table Expressions)</title></head><body>
+<div role="main"><h1>WITH Queries (Common Table Expressions)</h1>
+<p>WITH provides a way to write auxiliary statements for use in a larger query.</p>
+<p>To write a recursive query, use WITH RECURSIVE: a recursive WITH query can refer to its own output.</p>
+</div></body></html>""",
+        "release.html": """<html><head><title>Release 9.9</title></head><body><div role="main"><h1>Release 9.9</h1>
+<p>Fix planner errors with a CTE reference inside an aggregate.</p></div></body></html>"""})
+    report = run("What is a CTE and how do I write a recursive one?", docs, tmp_path).report
+    assert "only in passing" not in report, report
+    assert "a recursive WITH query can refer to its own output" in section(report, "Answer"), report
+
+
 def test_the_answer_quotes_the_best_sentences_of_distinct_passages(docs: Path, tmp_path: Path) -> None:
     result = run("Why do widgets share one theme object?", docs, tmp_path)
     prose = [line for line in section(result.report, "Answer").splitlines() if re.search(r"\[\d+\]$", line)]

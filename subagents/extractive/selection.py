@@ -382,6 +382,20 @@ def api_entry(term: Term, raw: str) -> bool:
 
 
 _CALL_TAIL = re.compile(r"\(.*\)$")
+_TITLE_WORD = re.compile(r"[A-Za-z]+")
+
+
+def spelled_out(term: Term, ev: Evidence) -> bool:
+    """An acronym whose words title or head a retrieved passage ("CTE": "WITH Queries (Common Table
+    Expressions)"; "WAL": "Write-Ahead Logging"): the documentation names it in full, not in passing."""
+    letters = term.text.lower()
+    if term.kind is not TermKind.NAME or not term.text.isupper() or not 2 <= len(letters) <= 6 or not letters.isalpha():
+        return False
+    for p in ev.passages.values():
+        words = [w.lower() for w in _TITLE_WORD.findall(f"{p.title} {p.heading}")]
+        if any("".join(w[0] for w in words[i:i + len(letters)]) == letters for i in range(len(words) - len(letters) + 1)):
+            return True
+    return False
 
 
 EXACT_KINDS = (TermKind.SYMBOL,)  # matched as written, never by meaning: the encoder's word pieces drop `->>`
@@ -533,7 +547,8 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
               or _close_in_meaning(s) and s.hits >= 1]
     names = focus.key_names(ev.weights)
     raw = ev.all_text()
-    passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) for t in names) else []
+    passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
+                                     for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
     unknown = unknown_words(focus, ev.weights, raw)
     if best is None or missing or passing or unknown or not enough:  # (a name no retrieved text mentions is not
