@@ -376,6 +376,18 @@ def test_an_acronym_spelled_out_in_a_title_is_documented_not_mentioned_in_passin
     assert "a recursive WITH query can refer to its own output" in section(report, "Answer"), report
 
 
+def test_what_is_an_acronym_answers_with_the_glossary_entry_that_spells_it_out(tmp_path: Path) -> None:
+    docs = write_tree(tmp_path / "docs", {
+        "glossary.html": """<html><head><title>Glossary</title></head><body><div role="main"><h1>Glossary</h1><dl>
+<dt id="term-gwl">global widget lock</dt><dd><p>The mechanism that lets only one thread draw widgets at a time.
+Also, the GWL is always released while waiting for input.</p></dd></dl></div></body></html>""",
+        "api.html": """<html><head><title>Threads and drawing</title></head><body><div role="main"><h1>Threads</h1>
+<p>A thread must hold the GWL before it draws a widget. Releasing the GWL lets other threads draw.</p>
+</div></body></html>"""})
+    answer = section(run("What is the GWL?", docs, tmp_path).report, "Answer")
+    assert "The mechanism that lets only one thread draw widgets at a time." in answer, answer
+
+
 def test_the_answer_quotes_the_best_sentences_of_distinct_passages(docs: Path, tmp_path: Path) -> None:
     result = run("Why do widgets share one theme object?", docs, tmp_path)
     prose = [line for line in section(result.report, "Answer").splitlines() if re.search(r"\[\d+\]$", line)]

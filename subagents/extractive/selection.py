@@ -152,8 +152,9 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
     starts_with_subject = any(mentions(t, head, " ".join(s.split()[:3])) for t in subject)
     if atype is AnswerType.WHAT_IS:
         b = 0.0
-        if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) for t in subject):
-            b += 1.3  # the definition that follows the term in a glossary or definition list
+        if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) or spells(t, u.term_line)
+                                           for t in subject):
+            b += 1.3  # the definition that follows the term in a glossary or definition list (or its acronym's)
             if all(any(t.forms & x.forms for x in subject) for t in extract_terms(u.term_line)):
                 b += 0.7  # the term exactly ("widget"), not a longer one containing it ("widget toolkit")
         if re.match(r"^(?:An?|The)\s+\w+(?:\s+\w+)?\s+(?:which|that|used|for|whose)\b", s):
@@ -385,17 +386,20 @@ _CALL_TAIL = re.compile(r"\(.*\)$")
 _TITLE_WORD = re.compile(r"[A-Za-z]+")
 
 
-def spelled_out(term: Term, ev: Evidence) -> bool:
-    """An acronym whose words title or head a retrieved passage ("CTE": "WITH Queries (Common Table
-    Expressions)"; "WAL": "Write-Ahead Logging"): the documentation names it in full, not in passing."""
+def spells(term: Term, text: str) -> bool:
+    """The term is an acronym of consecutive words of the text ("GIL": "global interpreter lock"; "WAL":
+    "Write-Ahead Logging")."""
     letters = term.text.lower()
     if term.kind is not TermKind.NAME or not term.text.isupper() or not 2 <= len(letters) <= 6 or not letters.isalpha():
         return False
-    for p in ev.passages.values():
-        words = [w.lower() for w in _TITLE_WORD.findall(f"{p.title} {p.heading}")]
-        if any("".join(w[0] for w in words[i:i + len(letters)]) == letters for i in range(len(words) - len(letters) + 1)):
-            return True
-    return False
+    words = [w.lower() for w in _TITLE_WORD.findall(text)]
+    return any("".join(w[0] for w in words[i:i + len(letters)]) == letters for i in range(len(words) - len(letters) + 1))
+
+
+def spelled_out(term: Term, ev: Evidence) -> bool:
+    """An acronym whose words title or head a retrieved passage ("CTE": "WITH Queries (Common Table
+    Expressions)"): the documentation names it in full, not in passing."""
+    return any(spells(term, f"{p.title} {p.heading}") for p in ev.passages.values())
 
 
 EXACT_KINDS = (TermKind.SYMBOL,)  # matched as written, never by meaning: the encoder's word pieces drop `->>`
@@ -455,15 +459,20 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
         pass_forms = text_forms(p.text)
         for u in units_of(p):
             ctx_forms = base_ctx | text_forms(f"{u.api} {u.term_line}") if u.api or u.term_line else base_ctx
+            # a glossary term spelling out an acronym asked about ("global interpreter lock") names it as fully
+            # as the sentence would
+            spelled = frozenset(f for t, _ in terms if spells(t, u.term_line) for f in t.forms) if u.term_line \
+                else frozenset()
             if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete:
                 continue
             if not p.full and _CODE.search(u.text):
                 continue  # a snippet with its code run together into one line
             if not any(mentions(t, u.forms, u.text) for t, _ in terms) and not (
-                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms)) \
+                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) or spells(t, u.term_line)
+                                        for t, _ in terms)) \
                     and not (u.position <= 1 and aliased):
                 continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
-            cov = _coverage(terms, u, ctx_forms, pass_forms, alias_forms if u.position <= 1 else frozenset())
+            cov = _coverage(terms, u, ctx_forms, pass_forms, (alias_forms if u.position <= 1 else frozenset()) | spelled)
             factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (
                 1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             mine, mine_forms = focus.own_mention(u.text) if focus.containing else (u.text, u.forms)
