@@ -35,9 +35,11 @@ from .approval import ApprovalMode
 from .manifest import ManifestKeeper
 from .orchestrator import Lead, LeadError, LeadSettings, lead_for
 from .rundir import RunDir, RunLocked, new_run_id
-from .settings import RunMode, Settings, UsageError, resolve_settings
+from .settings import Embedding, RunMode, Settings, UsageError, resolve_settings
 
 if TYPE_CHECKING:
+    from subagents.corpus.embedding import MiniLMEncoder
+
     from .checkpoint import Checkpoint
 
 
@@ -231,7 +233,7 @@ def _indexing_progress(bus: EventBus, clock: Callable[[], float] = time.monotoni
     return progress
 
 
-def open_encoder(embedding: Any) -> Any:
+def open_encoder(embedding: Embedding) -> MiniLMEncoder | None:
     """The sentence encoder of the settings' embedding model (None when off); UsageError when it cannot load."""
     if embedding.model_dir is None:
         return None

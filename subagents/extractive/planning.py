@@ -20,7 +20,7 @@ from typing import Any
 
 from ..context import LeadLimits, RoundReport
 from ..delegation import QueryType
-from .analysis import AnswerType, Question, analyse, entity_terms
+from .analysis import AnswerType, Question, analyse, entity_terms, holds
 from .terms import Term, TermKind, extract_terms, mentions, text_forms
 
 MAX_QUERIES = 4
@@ -82,7 +82,7 @@ def comparison_tasks(question: str, q: Question) -> list[Task]:
     all_ent = {t for ts in ent_terms.values() for t in ts}
     context = [t for t in q.terms if t not in all_ent][:3]
     # an entity whose words another holds ("view", "materialized view"): that one's queries name both already
-    nested = any(set(a.lower().split()) < set(b.lower().split()) for a in q.entities for b in q.entities)
+    nested = any(holds(a, b) for a in q.entities for b in q.entities)
     tasks = []
     for e, terms in ent_terms.items():
         others = [o for o in q.entities if o != e]

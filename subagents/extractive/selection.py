@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import meaning as meaning_module
-from .analysis import AnswerType, Question, analyse, entity_terms
+from .analysis import AnswerType, Question, analyse, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, extract_terms, make_term, mentions, text_forms, weight
@@ -74,13 +74,19 @@ class Focus:
     context: list[Term] = field(default_factory=list)
     siblings: list[Term] = field(default_factory=list)
     whole: str = ""  # the whole question this objective is part of ("" when it is the question)
-    containing: list[str] = field(default_factory=list)  # siblings' entities holding this one's words ("materialized view" for "view")
+    compared: list[str] = field(default_factory=list)  # the entities compared, this one first (a comparison's part)
 
-    def own_mention(self, text: str) -> tuple[str, set[str]]:
-        """A text (and its forms) without the siblings' entities that contain this one's words: "materialized
+    @property
+    def nested(self) -> bool:
+        """A sibling's entity holds this one's words ("materialized view" for "view")."""
+        return any(holds(o, self.compared[0]) for o in self.compared[1:])
+
+    def own_mention(self, text: str, forms: set[str]) -> tuple[str, set[str]]:
+        """A text (and its forms) without the siblings' entities that hold this one's words: "materialized
         views" does not mention the view."""
-        for other in self.containing:
-            text = re.sub(rf"\b{re.escape(other)}(?:e?s)?\b", " ", text, flags=re.I)
+        if not self.nested:
+            return text, forms
+        text = without_holders(text, self.compared[0], self.compared)
         return text, text_forms(text)
 
     @property
@@ -127,10 +133,9 @@ def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
         if whole.answer_type is AnswerType.COMPARISON and not q.entities:
             q.answer_type = AnswerType.COMPARISON
     siblings = [t for t in dict.fromkeys(siblings) if t not in set(q.terms) | set(about)]
-    words = set(main.rstrip("? ").lower().split())
-    containing = [e for e in re.split(r",\s*", notes.get("compared with", ""))
-                  if e and words and words < set(e.lower().split())]
-    return Focus(q, about, context, siblings, notes.get("part of", ""), containing)
+    others = [e for e in re.split(r",\s*", notes.get("compared with", "")) if e]
+    compared = [main.strip().rstrip("?").strip(), *others] if others else []
+    return Focus(q, about, context, siblings, notes.get("part of", ""), compared)
 
 
 # ---------------------------------------------------------------- scoring
@@ -187,7 +192,7 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
         return b
     if atype is AnswerType.COMPARISON:
         ents = {id(t) for t in focus.siblings}
-        mine, mine_forms = focus.own_mention(s) if focus.containing else (s, u.forms)
+        mine, mine_forms = focus.own_mention(s, u.forms)
         own = any(mentions(t, mine_forms, mine) for t in subject)
         other = any(mentions(t, u.forms, s) for t in focus.siblings) if ents else False
         b = 0.5 if own and other else 0.0
@@ -458,24 +463,23 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
         aliased = any(mentions(t, alias_forms, "") for t, _ in terms)
         pass_forms = text_forms(p.text)
         for u in units_of(p):
+            if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete:
+                continue
+            if not p.full and _CODE.search(u.text):
+                continue  # a snippet with its code run together into one line
             ctx_forms = base_ctx | text_forms(f"{u.api} {u.term_line}") if u.api or u.term_line else base_ctx
             # a glossary term spelling out an acronym asked about ("global interpreter lock") names it as fully
             # as the sentence would
             spelled = frozenset(f for t, _ in terms if spells(t, u.term_line) for f in t.forms) if u.term_line \
                 else frozenset()
-            if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete:
-                continue
-            if not p.full and _CODE.search(u.text):
-                continue  # a snippet with its code run together into one line
             if not any(mentions(t, u.forms, u.text) for t, _ in terms) and not (
-                    u.term_line and any(mentions(t, text_forms(u.term_line), u.term_line) or spells(t, u.term_line)
-                                        for t, _ in terms)) \
+                    u.term_line and (spelled or any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms))) \
                     and not (u.position <= 1 and aliased):
                 continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
             cov = _coverage(terms, u, ctx_forms, pass_forms, (alias_forms if u.position <= 1 else frozenset()) | spelled)
             factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (
                 1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
-            mine, mine_forms = focus.own_mention(u.text) if focus.containing else (u.text, u.forms)
+            mine, mine_forms = focus.own_mention(u.text, u.forms)
             if focus.siblings and not any(mentions(t, mine_forms, mine) for t in focus.question.terms + focus.about) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
                 factor *= 0.3  # about what a sibling covers

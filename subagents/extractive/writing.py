@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..context import RoundReport
 from ..delegation import Claim
-from .analysis import AnswerType, analyse, entity_terms
+from .analysis import AnswerType, analyse, entity_terms, holds, without_holders
 from .evidence import SIGNATURE, Evidence, Passage, is_code_block
 from .selection import _CONTRAST, _NOTE, STRONG_CONTRAST, focus_of, score_all
 from .terms import mentions, text_forms
@@ -178,17 +178,14 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found],
 
     # what names an entity: any of its words ("VACUUM" names "plain VACUUM"), but for one holding another's
     # words only those the other lacks ("materialized" for "materialized view", not "view"); and "view" only
-    # outside "materialized view" (`_outside`)
-    def holds(a: str, b: str) -> bool:
-        return set(b.lower().split()) < set(a.lower().split())
-
+    # outside "materialized view" (`without_holders`)
     naming = {e: [t for t in ts if not any(holds(e, o) and t in ent_terms[o] for o in entities if o != e)] or ts
               for e, ts in ent_terms.items()}
 
     def names(f: Found) -> list[str]:
         out = []
         for e in entities:
-            text = _outside(f.claim.text, e, entities)
+            text = without_holders(f.claim.text, e, entities)
             forms = text_forms(text)
             if any(mentions(t, forms, text) for t in naming[e]):
                 out.append(e)
@@ -225,16 +222,6 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found],
             rows.append(f"| {e} | ({why.rstrip('.')}) |")
     lines += [f"| | {' / '.join(entities)}: what the documentation says |", "|---|---|"] + rows
     return lines, used
-
-
-def _outside(text: str, entity: str, entities: list[str]) -> str:
-    """The text without the other entities that hold this one's words: "materialized views" does not
-    mention a view."""
-    words = set(entity.lower().split())
-    for other in entities:
-        if other != entity and words < set(other.lower().split()):
-            text = re.sub(rf"\b{re.escape(other)}(?:e?s)?\b", " ", text, flags=re.I)
-    return text
 
 
 def report(question: str, rounds: list[RoundReport]) -> str:

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..extractive.meaning import Encoder
 from ..model import Model, ModelAuthError
 
 OFFLINE_MODEL = "extractive"
@@ -115,7 +116,7 @@ def default_models(settings: ModelSettings) -> tuple[str, str]:
 class ModelFactory:
     """Builds the models of one run; they share one rate limiter."""
 
-    def __init__(self, settings: ModelSettings, encoder: Any = None) -> None:
+    def __init__(self, settings: ModelSettings, encoder: Encoder | None = None) -> None:
         """`encoder`: the sentence encoder of the run's corpus (the extractive model ranks sentences by
         meaning with it; None: by words alone)."""
         self.settings = settings
