@@ -80,6 +80,10 @@ def test_identifiers_stay_whole_and_domain_stop_words_count_when_named() -> None
     ("What is the difference between an argument and a parameter?", AnswerType.COMPARISON),
     ("How is comparing with == different from comparing with is?", AnswerType.COMPARISON),
     ("Which exceptions can json.dumps raise?", AnswerType.LIST),
+    ("What is except* for?", AnswerType.PURPOSE),
+    ("What is the recursion limit there for?", AnswerType.PURPOSE),
+    ("What is the purpose of __slots__?", AnswerType.PURPOSE),
+    ("What are decorators used for?", AnswerType.PURPOSE),
 ])
 def test_answer_type(question: str, kind: AnswerType) -> None:
     assert analyse(question).answer_type is kind
@@ -401,6 +405,37 @@ Also, the GWL is always released while waiting for input.</p></dd></dl></div></b
 </div></body></html>"""})
     answer = section(run("What is the GWL?", docs, tmp_path).report, "Answer")
     assert "The mechanism that lets only one thread draw widgets at a time." in answer, answer
+
+
+def test_what_for_answers_with_what_the_subject_is_there_to_do(tmp_path: Path) -> None:
+    # the limit's own page says what it prevents; the other sentences use the limit, or tell its history
+    docs = write_tree(tmp_path / "docs", {
+        "library/nesting.html": """<html><head><title>nesting — widget nesting</title></head><body><div role="main">
+<h1>nesting — widget nesting</h1><dl><dt id="nesting.getdepthlimit">nesting.getdepthlimit()</dt>
+<dd><p>Return the current value of the depth limit, the maximum nesting of widgets. This depth limit prevents runaway
+nesting from exhausting the drawing stack. It can be set with setdepthlimit().</p></dd></dl></div></body></html>""",
+        "library/layout.html": """<html><head><title>layout — placing widgets</title></head><body><div role="main">
+<h1>layout — placing widgets</h1><p>The maxlevels parameter is used to limit the depth of the layout; it defaults
+to the depth limit.</p></div></body></html>""",
+        "library/build.html": """<html><head><title>build — building the toolkit</title></head><body><div role="main">
+<h1>build — building the toolkit</h1><p>Previously this depth limit was fixed when you built the toolkit, but now
+the depth limit can be read with getdepthlimit().</p></div></body></html>"""})
+    answer = section(run("What is the depth limit there for?", docs, tmp_path).report, "Answer")
+    first = answer.strip().splitlines()[0]
+    assert "This depth limit prevents runaway nesting from exhausting the drawing stack." in first, answer
+
+
+def test_a_starred_keyword_is_not_the_plain_word(tmp_path: Path) -> None:
+    # "frob*" is a keyword of its own: "frobs" and "frobbing" (stem "frob") do not mention it
+    docs = write_tree(tmp_path / "docs", {
+        "reference/frobs.html": """<html><head><title>Frobs</title></head><body><div role="main"><h1>Frobs</h1>
+<p>All frobs are derived from the base frob class, and frobbing a frob is always allowed.</p>
+<p>Frobs are grouped by kind when they are frobbed together.</p></div></body></html>""",
+        "tutorial/groups.html": """<html><head><title>Frob groups</title></head><body><div role="main"><h1>Frob groups</h1>
+<p>By using frob* instead of frob, we can selectively handle only the frobs in a group that match a kind.</p>
+</div></body></html>"""})
+    answer = section(run("What is frob* for?", docs, tmp_path).report, "Answer")
+    assert "By using frob* instead of frob" in answer.strip().splitlines()[0], answer
 
 
 def test_the_answer_quotes_the_best_sentences_of_distinct_passages(docs: Path, tmp_path: Path) -> None:

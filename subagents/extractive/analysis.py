@@ -23,6 +23,7 @@ from .terms import KEYWORDS, Term, TermKind, extract_terms, make_term
 class AnswerType(StrEnum):
     HOW_TO = "how-to"
     WHY = "why"
+    PURPOSE = "purpose"  # what a thing is for: "What is except* for?", "the purpose of __slots__"
     WHAT_IS = "what-is"
     COMPARISON = "comparison"
     LIST = "list"
@@ -51,8 +52,9 @@ _HOW = re.compile(r"^(?:how\s+(?:do|can|could|should|would|to|might)\b|what\s+(?
                   r"what(?:'s|\s+is)\s+the\s+\w*\s*way\s+to|what\s+tool|is\s+there\s+a\s+way|which\s+\w+\s+(?:do|should)\s+i\s+use)"
                   r"|\b(?:what|which)\s+(?:should|can)\s+i\s+use\b|\bhow\s+(?:do|can)\s+i\b|\bhow\s+to\b", re.I)
 _WHY = re.compile(r"^\s*why\b|\bwhy\b|what'?s\s+going\s+on|how\s+come\b|\bthe\s+reason\b", re.I)
-_WHAT = re.compile(r"^(?:what(?:'s|\s+is|\s+are|\s+does|\s+do)|what\s+exactly\s+is|define|explain)\b|\bmeaning\s+of\b|"
-                   r"\bpurpose\s+of\b", re.I)
+_WHAT = re.compile(r"^(?:what(?:'s|\s+is|\s+are|\s+does|\s+do)|what\s+exactly\s+is|define|explain)\b|\bmeaning\s+of\b", re.I)
+_PURPOSE = re.compile(r"^\s*what(?:'s|\s+is|\s+are)\s+.+?\s+(?:there\s+|used\s+|good\s+|meant\s+|needed\s+|useful\s+)?for\s*\??$|"
+                      r"\b(?:the\s+)?(?:purpose|point)\s+of\b|\bwhat\s+(?:is|are)\s+.+?\s+(?:used|meant|intended)\s+for\b", re.I)
 _LIST = re.compile(r"^(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<plural>\w+s)\s+(?:can|do|does|are|is|must|should|will|of)\b|"
                    r"^what\s+(?:are\s+the|kinds?\s+of|types?\s+of|ways?\s+of)\b|^list\b|^name\s+the\b", re.I)
 _COMPARE = [
@@ -118,6 +120,8 @@ def answer_type(q: str) -> AnswerType:
         return AnswerType.COMPARISON
     if _WHY.search(q) and not re.match(r"^\s*(?:how|what)\s+(?:do|can|should)\s+i\b", q, re.I):
         return AnswerType.WHY
+    if _PURPOSE.search(q):
+        return AnswerType.PURPOSE
     m = _LIST.search(q)
     if m and not (m.group("plural") or "").lower().endswith(("ss", "us", "is", "does", "has", "was", "its")):
         return AnswerType.LIST
@@ -136,8 +140,8 @@ def _subject(q: str, terms: list[Term], atype: AnswerType) -> list[Term]:
         return named[:3]
     m = re.search(r"^(?:what|who|which)(?:'s|\s+is|\s+are|\s+does|\s+do)?\s+(?:exactly\s+)?(?:an?\s+|the\s+)?(.+?)"
                   r"(?:\s+(?:do|mean|used|for|in|give)\b.*)?$", q, re.I)
-    if m and atype is AnswerType.WHAT_IS:
-        sub = extract_terms(m.group(1))
+    if m and atype in (AnswerType.WHAT_IS, AnswerType.PURPOSE):
+        sub = extract_terms(re.sub(r"^(?:the\s+)?(?:purpose|point)\s+of\s+", "", m.group(1), flags=re.I))
         if sub:
             return sub[:3]
     return terms[:2]

@@ -42,13 +42,17 @@ _SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Rais
 _CODE = re.compile(r"(?:^|\s)(?:def|class)\s+\w+\s*[(:]|\breturn\s+\w|[=!<>]=|\w\s*=\s*[\w(\[{'\"]|[{};]\s*$|>>>|"
                    r"\bself\.\w+\s*=|\)\s*:\s*\w")
 _PRONOUN_START = re.compile(r"^(?:This|That|These|Those|It|They|Such|Here|However|Also|But|And|Or|So)\b")
-_DEF_VERB = r"\b(?:is|are|was|refers|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
+_DEF_VERB = r"\b(?:is|are|refers|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
             r"creates|stores|contains|describes|implements|specifies|acts|behaves|works)\b"
 _DEF_ANY = re.compile(r"\b(?:is|are)\s+(?:an?|the|any|used|called|defined|one)\b|\brefers\s+to\b|\bstands\s+for\b|"
                       r"\bknown\s+as\b|\bis\s+called\b|\bmeans\b", re.I)
 _WHY_STRONG = re.compile(r"\bbecause\b|\bdue\s+to\b|\bthe\s+reason\b|\bso\s+that\b|\bin\s+order\s+to\b|\bprevents?\b|"
                          r"\bto\s+(?:avoid|prevent|ensure|protect)\b|\btherefore\b|\bthis\s+means\b|\bas\s+a\s+result\b|"
                          r"(?<!version )\bsince\b(?!\s+(?:version|python|\d))|\bthus\b|\bconsequently\b|\bcaused\s+by\b", re.I)
+_PURPOSE_SAYS = re.compile(r"\b(?:is|are)\s+(?:used|meant|intended|designed)\s+(?:to|for)\b|\bused\s+(?:to|for)\b|"
+                           r"\buseful\s+(?:for|when|to|if)\b|\ballows?\b|\blets?\s+(?:you|us|the|a)\b|\benables?\b|"
+                           r"\bmakes?\s+it\s+possible\b|\bserves?\s+to\b|\bpurpose\b|\bby\s+using\b.*\b(?:we|you)\s+can\b|"
+                           r"\bto\s+(?:catch|keep|stop|limit|handle|protect|guard)\b", re.I)
 _WHY_WEAK = re.compile(r"\bcannot\b|\bcan't\b|\bwould\b|\bonly\b|\bnever\b|\bnot\b|\binstead\b|\bshould\s+not\b|"
                        r"\bunsafe\b|\binsecure\b|\bimmutable\b|\bmutable\b", re.I)
 _HOW_VERB = re.compile(r"^(?:To\s+\w+.*?,\s*)?(?:Use|Call|Pass|Set|Run|Create|Add|Make|Import|Open|Write|Read|Define|"
@@ -151,36 +155,47 @@ class Scored:
     exact: bool = True  # uses the operators the objective asks about, if it asks about any (`EXACT_KINDS`)
 
 
+def _definition_bonus(u: Unit, subject: list[Term], starts_with_subject: bool) -> float:
+    """How much a sentence reads as the definition of the subject (what-is; what-for builds on it)."""
+    s = u.text
+    b = 0.0
+    if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) or spells(t, u.term_line)
+                                       for t in subject):
+        b += 1.3  # the definition that follows the term in a glossary or definition list (or its acronym's)
+        if all(any(t.forms & x.forms for x in subject) for t in extract_terms(u.term_line)):
+            b += 0.7  # the term exactly ("widget"), not a longer one containing it ("widget toolkit")
+    if re.match(r"^(?:An?|The)\s+\w+(?:\s+\w+)?\s+(?:which|that|used|for|whose)\b", s):
+        b += 0.3
+    if starts_with_subject and re.search(_DEF_VERB, " ".join(s.split()[:5]), re.I):
+        b += 0.8
+    elif _DEF_ANY.search(s):
+        b += 0.3
+    if _documents(u, subject):
+        b += 0.8  # the first sentence of the API entry the question names: what it does
+    last = u.passage.heading.rsplit(" > ", 1)[-1]
+    extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
+    if subject and not extra and all(mentions(t, text_forms(last), last) for t in subject) \
+            and u.position <= 1:
+        b += 0.4  # the first sentence under a heading that names the subject
+    return b
+
+
 def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -> float:
     s = u.text
     head = text_forms(" ".join(s.split()[:3]))
     starts_with_subject = any(mentions(t, head, " ".join(s.split()[:3])) for t in subject)
     if atype is AnswerType.WHAT_IS:
-        b = 0.0
-        if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) or spells(t, u.term_line)
-                                           for t in subject):
-            b += 1.3  # the definition that follows the term in a glossary or definition list (or its acronym's)
-            if all(any(t.forms & x.forms for x in subject) for t in extract_terms(u.term_line)):
-                b += 0.7  # the term exactly ("widget"), not a longer one containing it ("widget toolkit")
-        if re.match(r"^(?:An?|The)\s+\w+(?:\s+\w+)?\s+(?:which|that|used|for|whose)\b", s):
-            b += 0.3
-        if starts_with_subject and re.search(_DEF_VERB, " ".join(s.split()[:5]), re.I):
-            b += 0.8
-        elif _DEF_ANY.search(s):
-            b += 0.3
-        if _documents(u, subject):
-            b += 0.8  # the first sentence of the API entry the question names: what it does
-        last = u.passage.heading.rsplit(" > ", 1)[-1]
-        extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
-        if subject and not extra and all(mentions(t, text_forms(last), last) for t in subject) \
-                and u.position <= 1:
-            b += 0.4  # the first sentence under a heading that names the subject
-        return b
+        return _definition_bonus(u, subject, starts_with_subject)
     if atype is AnswerType.WHY:
         b = 0.7 if _WHY_STRONG.search(s) else 0.2 if _WHY_WEAK.search(s) else 0.0
         if u.passage.heading.rsplit(" > ", 1)[-1].lower().startswith("why") and u.position <= 2:
             b += 0.4
         return b
+    if atype is AnswerType.PURPOSE:  # a definition, the more when it says what the subject is there to do
+        says = _PURPOSE_SAYS.search(s) or _WHY_STRONG.search(s)
+        before = s[: says.start()] if says else ""
+        b = 1.0 if says and any(mentions(t, text_forms(before), before) for t in subject) else 0.0  # not another's
+        return b + _definition_bonus(u, subject, starts_with_subject)  # a definition often says what for
     if atype is AnswerType.HOW_TO:
         b = 0.0
         if _API.search(s):

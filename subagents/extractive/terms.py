@@ -81,7 +81,9 @@ def _word_forms(word: str) -> set[str]:
 
 
 def _ident_forms(ident: str) -> set[str]:
-    w = _CALL.sub("", ident.lower().rstrip("*")).lstrip("@.")
+    """An identifier whole (a starred keyword keeps its star: `except*` is not the word "except", whose
+    stem "exceptions" shares), and a dotted name by its last part."""
+    w = _CALL.sub("", ident.lower()).lstrip("@.")
     forms = {w}
     if "." in w and not w[0].isdigit():
         last = w.rsplit(".", 1)[1]

@@ -208,7 +208,7 @@ def _asked(focus: Focus) -> str:
 def _with_term(u: Unit, focus: Focus) -> str:
     """A definition quoted with the term it defines ("generator expression: An expression that returns an
     iterator.") when the question asks what something is and the term names what it asks about."""
-    if focus.question.answer_type is AnswerType.WHAT_IS and u.term_line \
+    if focus.question.answer_type in (AnswerType.WHAT_IS, AnswerType.PURPOSE) and u.term_line \
             and any(mentions(t, text_forms(u.term_line), u.term_line) for t in focus.terms):
         return f"{u.term_line.rstrip(':')}: {u.text}"
     return u.text
