@@ -438,6 +438,43 @@ def test_a_starred_keyword_is_not_the_plain_word(tmp_path: Path) -> None:
     assert "By using frob* instead of frob" in answer.strip().splitlines()[0], answer
 
 
+SANDBOX_DOCS = {
+    "library/sandbox.html": """<html><head><title>sandbox — isolated widget sandboxes</title></head><body>
+<div role="main"><h1>sandbox — isolated widget sandboxes</h1>
+<p>A widget sandbox is created on top of an existing widget installation and may optionally be isolated from the
+widgets of the project, so only those explicitly installed in the widget sandbox are available.</p>
+<p>When a widget sandbox has been activated, the SANDBOX variable is set to the path of the widget sandbox.</p>
+</div></body></html>""",
+    "tutorial/sandbox.html": """<html><head><title>Widget sandboxes</title></head><body><div role="main">
+<h1>Widget sandboxes</h1><h2>Creating widget sandboxes</h2>
+<p>The module used to create and manage widget sandboxes is called sandbox.</p>
+<p>To create a widget sandbox, decide upon a directory where you want to place it, and run the sandbox module
+as a script with the directory path:</p>
+<pre>python3 -m sandbox tutorial-box</pre>
+<p>This will create the tutorial-box directory if it does not exist.</p></div></body></html>""",
+}
+
+
+def test_how_to_answers_with_the_steps_for_the_goal_and_their_one_line_command(tmp_path: Path) -> None:
+    # the tutorial's "To create a widget sandbox, ..., run ...:" and its one-line command answer the how-to;
+    # the reference page's description of a sandbox shares more of the question's words
+    docs = write_tree(tmp_path / "docs", SANDBOX_DOCS)
+    report = run("How do I set up an isolated widget sandbox for a project?", docs, tmp_path).report
+    answer = section(report, "Answer").strip()
+    assert answer.startswith("To create a widget sandbox, decide upon a directory"), answer
+    assert "```\npython3 -m sandbox tutorial-box\n```" in answer, answer
+    assert_whole_sentences(report)
+
+
+def test_the_tail_of_a_sentence_split_by_a_passage_boundary_is_no_claim(tmp_path: Path) -> None:
+    # a paragraph that starts in the middle of a sentence ("are that ...") is a fragment, however relevant
+    docs = write_tree(tmp_path / "docs", {"views.txt": "Stored views\n\n"
+        "are that the stored view cannot be updated directly and that its stored query is kept.\n\n"
+        "A stored view keeps the result of its query, and REFRESH updates the stored view.\n"})
+    answer = section(run("Can a stored view be updated directly?", docs, tmp_path).report, "Answer")
+    assert "are that" not in answer and "REFRESH updates the stored view" in answer, answer
+
+
 def test_the_answer_quotes_the_best_sentences_of_distinct_passages(docs: Path, tmp_path: Path) -> None:
     result = run("Why do widgets share one theme object?", docs, tmp_path)
     prose = [line for line in section(result.report, "Answer").splitlines() if re.search(r"\[\d+\]$", line)]

@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any, Iterable
 
 from ..model import ToolResultBlock, ToolUseBlock
+from ..corpus.query import STOPWORDS
 from .terms import Weights, text_forms
 
 
@@ -67,9 +68,12 @@ class Unit:
         """A whole sentence (or a whole block): fit to be a claim."""
         if self.kind is not UnitKind.SENTENCE:
             return True
-        if "…" in self.text:
-            return False
+        if "…" in self.text or _FRAGMENT_START.match(self.text) and self.text.split()[0].lower() in STOPWORDS:
+            return False  # cut off, or the tail of a sentence a passage boundary split ("are that the view ...")
         return self.intro or bool(_SENTENCE_END.search(self.text)) and not self.text.endswith(":")
+
+
+_FRAGMENT_START = re.compile(r"[a-z]+\b(?![._(])")  # a lower-case plain word first: no sentence starts so
 
 
 def material(content: str) -> Any:
@@ -127,6 +131,16 @@ def is_code_block(block: str) -> bool:
     return codeish >= 0.5 * len(lines) and " | " not in block
 
 
+def is_one_line_code(line: str) -> bool:
+    """A single line that reads as a command, not prose ("python3 -m venv tutorial-env", "deactivate"): what a
+    sentence ending in ":" introduces when the example is one line (a block of several lines is `is_code_block`)."""
+    line = line.strip()
+    if not line or len(line) > 120 or line.endswith((".", "!", "?", ":", ",")) or " | " in line:
+        return False
+    return bool(_CODEISH.match(line) or re.search(r"\s--?\w|[/\\=()<>;]|^\w+$", line)
+                or re.fullmatch(r"[a-z][\w.-]*(?:\s+\S+)*", line))
+
+
 def navigation(line: str) -> bool:
     """Cells split by " | ", each a few words: a navigation bar ("Prev | Up | Next", "3.2. Views | Home |
     3.4. Transactions" in DocBook pages) or a table row, not prose a claim can be made of."""
@@ -159,6 +173,10 @@ def _split_units(passage: Passage) -> list[Unit]:
                 continue
             if _SIGNATURE.match(line) and len(line) < 160:
                 units.append(Unit(line, UnitKind.SIGNATURE, passage, len(units)))
+                continue
+            if len(lines) == 1 and units and units[-1].kind is UnitKind.SENTENCE and units[-1].text.endswith(":") \
+                    and is_one_line_code(line):
+                units.append(Unit(line, UnitKind.CODE, passage, len(units)))
                 continue
             line = re.sub(r"^[-*•]\s+", "", line)
             for s in split_sentences(line):

@@ -26,7 +26,7 @@ from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
-from .terms import Term, TermKind, Weights, extract_terms, make_term, mentions, text_forms, weight
+from .terms import Term, TermKind, Weights, covered, extract_terms, make_term, mentions, text_forms, weight
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
@@ -34,6 +34,7 @@ MAX_CLAIMS = 5
 CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
 RANK_WEIGHT = 0.4  # the passage's fused search rank
 RELEASE_NOTES_WEIGHT = 0.7  # a sentence of release notes, for a question that names no version
+HOW_TO_EXAMPLE = 1.0  # a how-to sentence that names the goal asked about and introduces its example
 PAGE_WEIGHT = 0.4  # its page's support over the searches (`evidence.page_support`)
 
 _NOTE = re.compile(r"\s*\((?P<body>(?:about|compared with|part of):[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
@@ -57,6 +58,7 @@ _WHY_WEAK = re.compile(r"\bcannot\b|\bcan't\b|\bwould\b|\bonly\b|\bnever\b|\bnot
                        r"\bunsafe\b|\binsecure\b|\bimmutable\b|\bmutable\b", re.I)
 _HOW_VERB = re.compile(r"^(?:To\s+\w+.*?,\s*)?(?:Use|Call|Pass|Set|Run|Create|Add|Make|Import|Open|Write|Read|Define|"
                        r"Specify|Invoke|Try|Wrap|Apply|Give|Put|Install|Enable|Issue|Execute|Start)\b")
+_GOAL = re.compile(r"^To\s+(\w+(?:\s+\S+){0,8}?)\s*,")  # "To create a virtual environment, ..."
 _HOW_ANY = re.compile(r"\byou\s+can\b|\bcan\s+be\s+used\s+to\b|\buse\s+(?:the|a|an)\b|\bby\s+(?:calling|using|passing|"
                       r"setting)\b|\ballows?\s+you\s+to\b|\blets?\s+you\b|\bway\s+to\b|\bprovides?\s+(?:a|an)\b|"
                       r"\bis\s+used\s+to\b|\bto\s+do\s+this\b|\binstead\s+use\b|\brecommended\b", re.I)
@@ -204,6 +206,9 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
             b += 0.35
         if _HOW_ANY.search(s):
             b += 0.3
+        goal = _GOAL.match(s)
+        if goal and u.intro and len(covered(focus.question.terms, text_forms(goal.group(1)), goal.group(1))) >= 2:
+            b += HOW_TO_EXAMPLE  # "To create a virtual environment, …, run …:" and its example: the steps asked for
         return b
     if atype is AnswerType.COMPARISON:
         ents = {id(t) for t in focus.siblings}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..context import RoundReport
 from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms, holds, without_holders
-from .evidence import SIGNATURE, Evidence, Passage, is_code_block
+from .evidence import SIGNATURE, Evidence, Passage, is_code_block, is_one_line_code
 from .selection import _CONTRAST, _NOTE, STRONG_CONTRAST, focus_of, score_all
 from .terms import mentions, text_forms
 
@@ -36,7 +36,14 @@ class Found:
 
 
 def is_code(text: str) -> bool:
-    return "\n" in text.strip() and is_code_block(text) or bool(SIGNATURE.match(text.strip())) and len(text) < 160
+    """A claim that is an example: a code block, an API signature, or a one-line command (a quoted sentence always
+    ends in punctuation, a command does not)."""
+    return ("\n" in text.strip() and is_code_block(text) or bool(SIGNATURE.match(text.strip())) and len(text) < 160
+            or "\n" not in text.strip() and is_one_line_code(text))
+
+
+_SQL = re.compile(r"\b(?:SELECT|CREATE|INSERT|UPDATE)\b")
+_PYTHON = re.compile(r">>>|^\s*(?:def|class|import|from|print|return|with|for|if)\b|^\s*[\w.]+\s*=|[\w.]\(", re.M)
 
 
 def cite(c: Claim) -> str:
@@ -45,7 +52,7 @@ def cite(c: Claim) -> str:
 
 def line(f: Found) -> list[str]:
     if f.code:
-        lang = "" if re.search(r"\b(?:SELECT|CREATE|INSERT|UPDATE)\b", f.claim.text) else "python"
+        lang = "python" if _PYTHON.search(f.claim.text) and not _SQL.search(f.claim.text) else ""
         return [f"```{lang}", f.claim.text.rstrip(), "```"]
     return [f"{f.claim.text} {cite(f.claim)}"]
 
