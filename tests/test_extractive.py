@@ -13,7 +13,7 @@ import pytest
 from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, SubagentReport
 from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, QueryType, tasks_per_query_type
 from subagents.extractive.analysis import AnswerType, analyse
-from subagents.extractive.terms import extract_terms
+from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, text_forms
 from subagents.model import Message, ModelRequest, TextBlock
 from subagents.models.extractive import ExtractiveModel
 from subagents.runs import read_run
@@ -639,6 +639,22 @@ def test_keywords_compared_by_name_are_searched_and_matched_as_written(docs: Pat
     table = section(result.report, "Answer")
     row = next(ln for ln in table.splitlines() if ln.startswith("| HAVING |"))
     assert "removes whole groups" in row, result.report
+
+
+def test_a_keyword_that_is_an_english_word_is_mentioned_only_where_used_as_the_keyword(tmp_path: Path) -> None:
+    # "is" the verb is in nearly every sentence; `is` the operator only where it is named or between operands
+    docs = write_tree(tmp_path / "docs", {"comparisons.md": "# Comparisons\n\n## Sequences\n\n"
+        "Comparing sequences is done by comparing items in order until either sequence is exhausted.\n\n"
+        "## Values\n\nThe == operator compares the values of two objects and is defined for every type.\n\n"
+        "## Identity\n\nThe operators is and is not test for identity: x is y is true only for the same object.\n"})
+    report = run("How is comparing with == different from comparing with is?", docs, tmp_path).report
+    row = next(ln for ln in section(report, "Answer").splitlines() if ln.startswith("| is |"))
+    assert "test for identity" in row, report
+    assert "either sequence is exhausted" not in report, report  # no claim about `is` at all
+    forms = text_forms("Comparing goes on until either sequence is exhausted; the == operator is defined for all.")
+    assert not mentions(make_term("is", TermKind.IDENT), forms)
+    for used in ("The operators is and is not test for identity.", "Then x is y is true.", "Use the in operator."):
+        assert any(mentions(make_term(k, TermKind.IDENT), text_forms(used)) for k in ("is", "in")), used
 
 
 def test_a_never_used_word_counts_against_a_sentence_matching_only_the_rest(docs: Path, tmp_path: Path) -> None:

@@ -52,6 +52,25 @@ null between like union order group by limit offset into values set default
 """.split())
 _NAMING_NEXT = frozenset("statement statements keyword keywords clause clauses block blocks operator operators "
                          "expression expressions loop loops guard".split())
+# Keywords that are also ordinary English words ("is", "in", "with"): written in lower case, a text mentions
+# one only where it is used as the keyword — named so ("the is operator", "operators is and is not"), quoted,
+# or between operands ("x is y", "a in b"); "the sequence is exhausted" does not mention `is`, nor does "the
+# operator is defined" (after a naming word only a plural names keywords: "the operators is and is not").
+WORD_KEYWORDS = KEYWORDS & STOP
+_KW = "|".join(sorted(WORD_KEYWORDS, key=len, reverse=True))
+_NAMING = "|".join(sorted(_NAMING_NEXT, key=len, reverse=True))
+_NAMING_PLURAL = "|".join(sorted((w for w in _NAMING_NEXT if w.endswith("s")), key=len, reverse=True))
+_KEYWORD_USE = re.compile(rf"`({_KW})`|['\"“‘]({_KW})['\"”’]|\b(?:{_NAMING_PLURAL})\s+({_KW})\b|\b({_KW})\s+(?:{_NAMING})\b|"
+                          rf"(?<![\w.])[a-z]\s+({_KW})\s+(?:not\s+)?[a-z](?![\w(])")
+
+
+def keyword_form(word: str) -> str:
+    """The form of a word keyword used as the keyword (`keyword_uses`), never the word's own stem."""
+    return f"`{word}`"
+
+
+def keyword_uses(text: str) -> set[str]:
+    return {keyword_form(next(g for g in m.groups() if g)) for m in _KEYWORD_USE.finditer(text)}
 
 
 class TermKind(StrEnum):
@@ -83,6 +102,8 @@ def _word_forms(word: str) -> set[str]:
 def _ident_forms(ident: str) -> set[str]:
     """An identifier whole (a starred keyword keeps its star: `except*` is not the word "except", whose
     stem "exceptions" shares), and a dotted name by its last part."""
+    if ident in WORD_KEYWORDS:  # "is" in lower case: only where used as the keyword
+        return {keyword_form(ident)}
     w = _CALL.sub("", ident.lower()).lstrip("@.")
     forms = {w}
     if "." in w and not w[0].isdigit():
@@ -125,7 +146,7 @@ def _text_forms(text: str) -> frozenset[str]:
             out |= _word_forms(tok)
             if len(tok) > 1 and tok.isupper():  # a keyword as written ("HAVING"), not only its stem ("have")
                 out.add(tok.lower())
-    return frozenset(out)
+    return frozenset(out | keyword_uses(text))
 
 
 def _hyphen_forms(tok: str) -> set[str]:
