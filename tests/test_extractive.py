@@ -348,6 +348,24 @@ def test_a_name_the_documents_only_mention_in_passing_is_not_found(docs: Path, t
     assert "do not answer this question" not in result.report
 
 
+def test_a_library_named_by_an_ordinary_word_the_documents_give_no_page_is_not_found(tmp_path: Path) -> None:
+    # "fetches" shares its stem with the documented urlfetch.fetch pages, but no title or heading names it
+    docs = write_tree(tmp_path / "docs", {
+        "library/urlfetch.html": """<html><head><title>urlfetch — fetch URLs</title></head><body><div role="main">
+<h1>urlfetch — fetch URLs</h1><h2>Timeouts</h2>
+<p>To set a timeout on a GET request, pass timeout=5 to urlfetch.fetch(); the fetch fails after five seconds.</p>
+<p>See also: the Fetches package is recommended for a higher-level HTTP client interface.</p>
+</div></body></html>""",
+        "library/other.html": "<html><head><title>other — colours</title></head><body><div role='main'><h1>other</h1>"
+                              "<p>This page is about colours and fetches nothing.</p></div></body></html>"})
+    result = run("How do I set a timeout on a GET request with the fetches library?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "mention fetches only in passing" in result.report
+    # a library a page is titled by is documented
+    result = run("How do I set a timeout on a GET request with the urlfetch module?", docs, tmp_path / "again")
+    assert "pass timeout=5 to urlfetch.fetch()" in section(result.report, "Answer"), result.report
+
+
 def test_an_identifier_of_a_package_the_documents_lack_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "clone" is documented here (widgets.clone), the package "gizmolib" is not
     result = run("What does gizmolib.clone do?", docs, tmp_path)

@@ -26,7 +26,7 @@ from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
-from .terms import Term, TermKind, Weights, covered, extract_terms, make_term, mentions, text_forms, weight
+from .terms import STOP, Term, TermKind, Weights, covered, extract_terms, make_term, mentions, text_forms, weight
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
@@ -333,6 +333,27 @@ def undocumented_versions(focus: Focus, weights: Weights) -> list[Term]:
     return list({t.text: t for t in out}.values())
 
 
+_PRODUCT = re.compile(r"\bthe\s+([A-Za-z][\w.+-]*)\s+(?:library|package|module|framework|extension|plugin)\b", re.I)
+_NOT_A_PRODUCT = frozenset("same whole entire own new following above other third-party external given current main "
+                           "standard this that".split())
+
+
+def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
+    """What the question calls a library, package or module by name ("the requests library") when no retrieved
+    title or heading names it as written: the documentation gives each library it covers a page or a section,
+    so one it names only in the text it does not document ("requests" is not "urllib.request", whose stem
+    it shares)."""
+    headings = " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
+    out = []
+    for m in _PRODUCT.finditer(f"{focus.question.text} {focus.whole}"):
+        word = m.group(1)
+        if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP:
+            continue
+        if not re.search(rf"(?<![\w-]){re.escape(word.lower())}(?![\w-])", headings):
+            out.append(make_term(word, TermKind.NAME))
+    return list({t.text: t for t in out}.values())
+
+
 UNKNOWN_SHARE = 0.2  # words the corpus never uses, at least this share of an objective's terms: not about the corpus
 UNKNOWN_MIN_PASSAGES = 1000  # a smaller corpus lacks ordinary words too: that a word is not in it says little
 _INFLECTED = re.compile(r"(?:ing|ed|ly)$")
@@ -583,6 +604,9 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
                                      for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
+    products = undocumented_products(focus, ev)
+    passing += [t for t in products if mentions(t, ev.all_forms(), raw)]
+    missing += [t for t in products if not mentions(t, ev.all_forms(), raw) and t not in missing]
     unknown = unknown_words(focus, ev.weights, raw)
     if best is None or missing or passing or unknown or not enough:  # (a name no retrieved text mentions is not
         # also said to be mentioned in passing)
