@@ -366,6 +366,26 @@ def test_a_library_named_by_an_ordinary_word_the_documents_give_no_page_is_not_f
     assert "pass timeout=5 to urlfetch.fetch()" in section(result.report, "Answer"), result.report
 
 
+def test_a_long_signature_is_code_not_a_sentence_that_crowds_out_the_others(tmp_path: Path) -> None:
+    params = ", ".join(f"{name}=None" for name in ("stdin", "input", "stdout", "stderr", "cwd", "timeout", "check",
+                                                     "encoding", "errors", "text", "env", "universal_newlines"))
+    docs = write_tree(tmp_path / "docs", {"library/spawn.html": f"""<html><head><title>spawn — run commands</title>
+</head><body><div role="main"><h1>spawn — run commands</h1><dl><dt id="spawn.run">spawn.run(args, *, {params},
+capture_output=False, shell=False)</dt><dd><p>Run the command described by args and wait for it to complete.</p>
+<p>If capture_output is true, the output of the command is captured and returned.</p></dd></dl>
+</div></body></html>"""})
+    answer = section(run("How can I run a shell command and capture its output?", docs, tmp_path).report, "Answer")
+    assert "```python\nspawn.run(args, *, stdin=None" in answer, answer  # an example, not a quoted sentence
+    assert "If capture_output is true, the output of the command is captured" in answer, answer
+
+
+def test_a_number_in_arithmetic_is_a_value_not_a_version_the_text_must_name(tmp_path: Path) -> None:
+    docs = write_tree(tmp_path / "docs", {"floats.txt": "Widget arithmetic\n\nWidget floats are binary fractions, so "
+                                          "a decimal such as 0.1 cannot be represented exactly and sums are rounded.\n"})
+    report = run("Why is widget float arithmetic slightly wrong, like 0.1 + 0.2?", docs, tmp_path).report
+    assert "cannot be represented exactly" in section(report, "Answer"), report
+
+
 def test_an_identifier_of_a_package_the_documents_lack_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "clone" is documented here (widgets.clone), the package "gizmolib" is not
     result = run("What does gizmolib.clone do?", docs, tmp_path)

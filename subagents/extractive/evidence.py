@@ -92,6 +92,17 @@ _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[])")
 _SENTENCE_END = re.compile(r"[.!?][\"')]?$|\)$")  # not "name [,...]": syntax (a SQL synopsis), not a sentence
 SIGNATURE = _SIGNATURE = re.compile(r"^(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|"
                         r"staticmethod)\s+)?[A-Za-z_][\w.]*\s*\(.*\)(?:\s*->\s*\S+)?$|^[A-Za-z_][\w]*\.[\w.]+$")
+LONG_SIGNATURE = 400  # characters: a signature with many keyword parameters (subprocess.run's) is still one
+
+
+def is_signature(line: str) -> bool:
+    """An API entry's first line, `name(arguments)`: short, or long with keyword parameters and no sentence in it."""
+    line = line.strip()
+    if not _SIGNATURE.match(line):
+        return False
+    return len(line) < 160 or len(line) < LONG_SIGNATURE and "=" in line and ". " not in line
+
+
 _CODEISH = re.compile(r"^\s*(?:>>>|\$ |#|[A-Za-z_][\w.]*\s*(?:=|\()|(?:def|class|import|from|for|if|with|return|"
                       r"print|SELECT|CREATE|INSERT|UPDATE|DELETE|ALTER)\b)")
 
@@ -171,7 +182,7 @@ def _split_units(passage: Passage) -> list[Unit]:
         for line in lines:
             if navigation(line):
                 continue
-            if _SIGNATURE.match(line) and len(line) < 160:
+            if is_signature(line):
                 units.append(Unit(line, UnitKind.SIGNATURE, passage, len(units)))
                 continue
             if len(lines) == 1 and units and units[-1].kind is UnitKind.SENTENCE and units[-1].text.endswith(":") \

@@ -312,10 +312,22 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     dotted identifier whose package no passage of the corpus holds (`torch.nn.Linear`) is missing
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
-    names = [t for t in focus.question.terms + focus.about if t.named and not (t.kind is TermKind.NUMBER
-                                                                               and "." not in t.text)
-             or t.kind is TermKind.SYMBOL]  # (an operator asked about, "::", is named as much as a function)
+    q = focus.question.text
+    names = [t for t in focus.question.terms + focus.about if t.named and not (t.kind is TermKind.NUMBER and (
+                 "." not in t.text or _in_arithmetic(t.text, q)))
+             or t.kind is TermKind.SYMBOL and not _between_numbers(t.text, q)]  # (an operator asked about, "::", is
+    # named as much as a function; "+" in "0.1 + 0.2" is arithmetic)
     return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
+
+
+def _in_arithmetic(number: str, text: str) -> bool:
+    """A number an operator stands next to ("0.1 + 0.2") is a value, not a version the text must name."""
+    n = re.escape(number)
+    return bool(re.search(rf"(?<![\w.]){n}\s*[-+*/%<>=]|[-+*/%<>=]\s*{n}(?![\w.])", text))
+
+
+def _between_numbers(symbol: str, text: str) -> bool:
+    return bool(re.search(rf"\d\s*{re.escape(symbol)}\s*\.?\d", text))
 
 
 _NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")

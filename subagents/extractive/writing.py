@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..context import RoundReport
 from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms, holds, without_holders
-from .evidence import SIGNATURE, Evidence, Passage, is_code_block, is_one_line_code
+from .evidence import SIGNATURE, Evidence, Passage, is_code_block, is_one_line_code, is_signature
 from .selection import _CONTRAST, _NOTE, STRONG_CONTRAST, focus_of, score_all
 from .terms import mentions, text_forms
 
@@ -38,7 +38,7 @@ class Found:
 def is_code(text: str) -> bool:
     """A claim that is an example: a code block, an API signature, or a one-line command (a quoted sentence always
     ends in punctuation, a command does not)."""
-    return ("\n" in text.strip() and is_code_block(text) or bool(SIGNATURE.match(text.strip())) and len(text) < 160
+    return ("\n" in text.strip() and is_code_block(text) or is_signature(text)
             or "\n" not in text.strip() and is_one_line_code(text))
 
 
