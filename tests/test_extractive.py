@@ -695,6 +695,21 @@ def test_a_keyword_that_is_an_english_word_is_mentioned_only_where_used_as_the_k
         assert any(mentions(make_term(k, TermKind.IDENT), text_forms(used)) for k in ("is", "in")), used
 
 
+def test_a_longer_entity_is_described_by_the_words_that_set_it_apart(tmp_path: Path) -> None:
+    # "MERGE ALL" holds "MERGE": a sentence naming only MERGE is about the sibling; a parenthesized sentence
+    # that contrasts them is prose, never a code block
+    docs = write_tree(tmp_path / "docs", {"merge.md": "# Combining queries\n\n## MERGE\n\n"
+        "MERGE appends the rows of the second query to the rows of the first query, and MERGE removes duplicate "
+        "rows from the merged result.\n\nMERGE evaluates its queries left to right.\n\n## MERGE ALL\n\n"
+        "(Therefore, MERGE ALL is usually much quicker than MERGE; use ALL when you can.)\n\n"
+        "With ALL, every row of both queries is kept, duplicates included (unlike plain MERGE)\n"})
+    report = run("What is the difference between MERGE and MERGE ALL?", docs, tmp_path).report
+    answer = section(report, "Answer")
+    assert "```" not in answer, answer
+    row = next(ln for ln in answer.splitlines() if ln.startswith("| MERGE ALL |"))
+    assert "ALL" in row.split("|")[2], answer
+
+
 def test_a_never_used_word_counts_against_a_sentence_matching_only_the_rest(docs: Path, tmp_path: Path) -> None:
     """Example data in a manual ("the capitals table inherits the columns of cities") matches a world-facts
     question on two of its words; "islands", a word the large corpus never uses, is part of what the answer

@@ -146,7 +146,7 @@ def is_one_line_code(line: str) -> bool:
     """A single line that reads as a command, not prose ("python3 -m venv tutorial-env", "deactivate"): what a
     sentence ending in ":" introduces when the example is one line (a block of several lines is `is_code_block`)."""
     line = line.strip()
-    if not line or len(line) > 120 or line.endswith((".", "!", "?", ":", ",")) or " | " in line:
+    if not line or len(line) > 120 or re.search(r"[.!?:,]['\"”’)\]]*$", line) or " | " in line:
         return False
     return bool(_CODEISH.match(line) or re.search(r"\s--?\w|[/\\=()<>;]|^\w+$", line)
                 or re.fullmatch(r"[a-z][\w.-]*(?:\s+\S+)*", line))

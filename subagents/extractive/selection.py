@@ -110,6 +110,12 @@ class Focus:
         rest = [t for t in self.terms if t.kind is not TermKind.SYMBOL and not weights.domain(t)]
         return rest[:2]
 
+    def distinct(self, terms: list[Term]) -> list[Term]:
+        """The terms that set this entity apart from the siblings it holds ("ALL" of "UNION ALL" against
+        "UNION"): a text that names only the shared words is about the sibling."""
+        apart = [t for t in terms if not any(t.forms & o.forms for o in self.siblings)]
+        return apart or terms
+
     def key_names(self, weights: Weights) -> list[Term]:
         """The names and identifiers the objective is about (the corpus's own name aside)."""
         return [t for t in self.terms if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)]
@@ -213,7 +219,7 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
     if atype is AnswerType.COMPARISON:
         ents = {id(t) for t in focus.siblings}
         mine, mine_forms = focus.own_mention(s, u.forms)
-        own = any(mentions(t, mine_forms, mine) for t in subject)
+        own = any(mentions(t, mine_forms, mine) for t in focus.distinct(subject))
         other = any(mentions(t, u.forms, s) for t in focus.siblings) if ents else False
         b = 0.5 if own and other else 0.0
         if _CONTRAST.search(s):
@@ -533,7 +539,7 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
             factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (
                 1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             mine, mine_forms = focus.own_mention(u.text, u.forms)
-            if focus.siblings and not any(mentions(t, mine_forms, mine) for t in focus.question.terms + focus.about) \
+            if focus.siblings and not any(mentions(t, mine_forms, mine) for t in focus.distinct(focus.terms)) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
                 factor *= 0.3  # about what a sibling covers
             hits = sum(1 for t, _ in terms if mentions(t, u.forms, u.text) or mentions(t, ctx_forms, ""))

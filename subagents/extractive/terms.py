@@ -102,8 +102,8 @@ def _word_forms(word: str) -> set[str]:
 def _ident_forms(ident: str) -> set[str]:
     """An identifier whole (a starred keyword keeps its star: `except*` is not the word "except", whose
     stem "exceptions" shares), and a dotted name by its last part."""
-    if ident in WORD_KEYWORDS:  # "is" in lower case: only where used as the keyword
-        return {keyword_form(ident)}
+    if ident.lower() in WORD_KEYWORDS and (ident.islower() or ident.isupper()):  # "is", "ALL": only as the keyword
+        return {keyword_form(ident.lower())}
     w = _CALL.sub("", ident.lower()).lstrip("@.")
     forms = {w}
     if "." in w and not w[0].isdigit():
@@ -145,7 +145,7 @@ def _text_forms(text: str) -> frozenset[str]:
         else:
             out |= _word_forms(tok)
             if len(tok) > 1 and tok.isupper():  # a keyword as written ("HAVING"), not only its stem ("have")
-                out.add(tok.lower())
+                out.add(keyword_form(tok.lower()) if tok.lower() in WORD_KEYWORDS else tok.lower())
     return frozenset(out | keyword_uses(text))
 
 

@@ -29,17 +29,16 @@ class Found:
     group: int  # which subagent
     order: int  # its rank in that subagent's findings
     label: str  # the subagent's objective, without the lead's note
+    introduced: bool = False  # the subagent's claim before it ends in ":" (it introduces this one)
 
     @property
     def code(self) -> bool:
-        return is_code(self.claim.text)
+        return is_code(self.claim.text) or self.introduced and is_one_line_code(self.claim.text)
 
 
 def is_code(text: str) -> bool:
-    """A claim that is an example: a code block, an API signature, or a one-line command (a quoted sentence always
-    ends in punctuation, a command does not)."""
-    return ("\n" in text.strip() and is_code_block(text) or is_signature(text)
-            or "\n" not in text.strip() and is_one_line_code(text))
+    """A claim that is an example: a code block or an API signature."""
+    return "\n" in text.strip() and is_code_block(text) or is_signature(text)
 
 
 _SQL = re.compile(r"\b(?:SELECT|CREATE|INSERT|UPDATE)\b")
@@ -63,7 +62,9 @@ def collect(rounds: list[RoundReport]) -> tuple[list[Found], list[Found]]:
     for rnd in rounds:
         for sub in rnd.subagents:
             label = _NOTE.sub("", sub.delegation.objective).strip()
-            claims += [Found(c, group, i, label) for i, c in enumerate(sub.findings.claims)]
+            cs = sub.findings.claims
+            claims += [Found(c, group, i, label, i > 0 and cs[i - 1].text.rstrip().endswith(":"))
+                       for i, c in enumerate(cs)]
             related += [Found(c, group, i, label) for i, c in enumerate(sub.findings.related)]
             group += 1
     return claims, related
@@ -217,9 +218,12 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found],
 
     for e in entities:
         mine = sorted((f for f in found if f.label == e and not f.code and not introduces(f) and id(f) not in used
-                       and f.claim.text not in said), key=lambda f: (about_another(f, e), f.order))
-        own = mine or [f for f in order if id(f) not in used and not introduces(f) and e in names(f)
-                       and len(names(f)) == 1 and f.claim.text not in said]
+                       and f.claim.text not in said),
+                      key=lambda f: (about_another(f, e), len(names(f)) > 1, f.order))  # about it alone first
+        elsewhere = [f for f in order if id(f) not in used and not introduces(f) and e in names(f)
+                     and len(names(f)) == 1 and f.claim.text not in said]
+        # its own subagent's sentence that names it; else another's that names it alone; else its subagent's best
+        own = [f for f in mine if e in names(f)] or elsewhere or mine
         if own:
             used.add(id(own[0]))
             said.add(own[0].claim.text)
