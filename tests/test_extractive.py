@@ -710,6 +710,16 @@ def test_a_longer_entity_is_described_by_the_words_that_set_it_apart(tmp_path: P
     assert "ALL" in row.split("|")[2], answer
 
 
+def test_the_corpus_own_name_in_a_question_says_where_not_what(tmp_path: Path) -> None:
+    # "in WidgetKit" names the product every page documents: a sentence naming it is no better an answer
+    pages = {f"page{i}.txt": f"Topic {i}\n\nWidgetKit draws topic {i} widgets on screen.\n" for i in range(8)}
+    pages["gizmo.txt"] = ("Gizmos\n\nThe gizmo privilege clause is also a WidgetKit extension to the standard.\n\n"
+                          "A gizmo is a special helper object that a widget delegates its drawing to.\n")
+    docs = write_tree(tmp_path / "docs", pages)
+    answer = section(run("What is a gizmo in WidgetKit?", docs, tmp_path).report, "Answer")
+    assert answer.strip().startswith("A gizmo is a special helper object"), answer
+
+
 def test_a_never_used_word_counts_against_a_sentence_matching_only_the_rest(docs: Path, tmp_path: Path) -> None:
     """Example data in a manual ("the capitals table inherits the columns of cities") matches a world-facts
     question on two of its words; "islands", a word the large corpus never uses, is part of what the answer

@@ -297,11 +297,12 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
             continue
         if t.kind is TermKind.SYMBOL and t.text not in raw:
             continue
-        out.append((t, weight(t, weights)))
+        out.append((t, weight(t, weights) * (DOMAIN_WEIGHT if weights.domain(t) else 1.0)))
     out += [(t, CONTEXT_WEIGHT * weight(t, weights)) for t in focus.context if not weights.absent(t)]
     return out
 
 
+DOMAIN_WEIGHT = 0.25  # of the corpus's own name ("a sequence in PostgreSQL"): it says where, not what
 ABSENT_WEIGHT = 1.0  # a never-used word of the objective weighs in what a sentence should cover (measured: 0.5 lets more through)
 
 
