@@ -174,6 +174,32 @@ async def test_the_gap_round_delegates_only_the_entity_without_claims_with_new_q
     assert not resp.tool_uses() and "do not answer" in resp.text()
 
 
+async def test_a_gap_for_a_part_that_says_it_is_searched_with_the_subject_it_refers_to() -> None:
+    q = "What is the depth limit there for, and how can I raise it?"
+    r1 = RoundReport(1, (sub(f"What is the depth limit there for? (part of: {q})",
+                             ["This depth limit prevents runaway nesting."], ["depth limit"]),
+                         sub(f"how can I raise it? (about: depth limit; part of: {q})",
+                             ["The depth limit is checked on every nesting."], ["raise depth limit"])))
+    resp = await ExtractiveModel().complete(lead_request(q, (r1,), rounds_left=1))
+    task = resp.tool_uses()[0].input["tasks"][0]
+    assert task["queries"] and all("depth limit" in x for x in task["queries"]), task["queries"]  # never "raise" alone
+
+
+async def test_a_part_a_gap_round_asked_again_is_one_block_without_repeats() -> None:
+    q = "What is the depth limit there for, and how can I raise it?"
+    part2 = f"how can I raise it? (about: depth limit; part of: {q})"
+    r1 = RoundReport(1, (sub(f"What is the depth limit there for? (part of: {q})",
+                             ["This depth limit prevents runaway nesting.", "The depth limit was fixed in 1.0."],
+                             ["depth limit"]),
+                         sub(part2, ["The depth limit was fixed in 1.0."], ["raise depth limit"])))
+    r2 = RoundReport(2, (sub(part2, ["Call setdepthlimit() to raise the depth limit.",
+                                     "The depth limit was fixed in 1.0."], ["how can I raise depth limit"]),))
+    resp = await ExtractiveModel().complete(lead_request(q, (r1, r2), rounds_left=0))
+    answer = section(resp.text(), "Answer")
+    assert answer.count("**how can I raise it?**") == 1, answer
+    assert answer.count("The depth limit was fixed in 1.0.") <= 1, answer
+
+
 # ---------------------------------------------------------------- answers, through the Python API
 
 def assert_whole_sentences(report: str) -> None:

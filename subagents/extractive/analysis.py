@@ -147,6 +147,16 @@ def _subject(q: str, terms: list[Term], atype: AnswerType) -> list[Term]:
     return terms[:2]
 
 
+def refers_back(text: str) -> bool:
+    """A part that names its subject by a pronoun ("how can I raise it?"): its own words mean nothing alone."""
+    return bool(_PRONOUN.search(text))
+
+
+def resolved(text: str, subject: str) -> str:
+    """The part with its first pronoun replaced by the subject it refers to ("how can I raise recursion limit")."""
+    return _PRONOUN.sub(subject, text, count=1).rstrip("?") if subject else text
+
+
 def split_parts(q: str) -> list[str]:
     pieces = [clean(p).strip(" ,") for p in _PART_SPLIT.split(q) if p and clean(p).strip(" ,?")]
     return [p if p.endswith("?") else p + "?" for p in pieces] if len(pieces) > 1 else [q]

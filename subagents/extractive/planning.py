@@ -20,7 +20,7 @@ from typing import Any
 
 from ..context import LeadLimits, RoundReport
 from ..delegation import QueryType
-from .analysis import AnswerType, Question, analyse, entity_terms, holds
+from .analysis import AnswerType, Question, analyse, entity_terms, holds, refers_back, resolved
 from .terms import Term, TermKind, extract_terms, mentions, text_forms
 
 MAX_QUERIES = 4
@@ -170,8 +170,9 @@ def gap_tasks(question: str, rounds: list[RoundReport], tools: list[str], most: 
     elif q.multi:
         for part in q.parts:
             own = [t for t in part.terms if t not in q.parts[0].subject] or part.terms
-            if not any(mentions(t, forms, found) for t in own):
-                queries = _fresh([f"{words_of(own)} {subject}", words_of(own)], used)
+            if not any(mentions(t, forms, found) for t in own):  # (a part that says "it" is searched with its subject)
+                alone = resolved(part.text, subject) if refers_back(part.text) else words_of(own)
+                queries = _fresh([f"{words_of(own)} {subject}", alone], used)
                 if queries:
                     gaps.append((Task(note(part.text, about=subject, part_of=question), queries, [], part.text),
                                  f"no claim answers “{part.text}”"))

@@ -360,15 +360,15 @@ _NOT_A_PRODUCT = frozenset("same whole entire own new following above other thir
 def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
     """What the question calls a library, package or module by name ("the requests library") when no retrieved
     title or heading names it as written: the documentation gives each library it covers a page or a section,
-    so one it names only in the text it does not document ("requests" is not "urllib.request", whose stem
-    it shares)."""
+    so one it names only in the text it does not document ("requests" is not in "urllib.request", whose stem
+    it shares; "widget" is in "Widgets", "test" in "unittest")."""
     headings = " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
     out = []
     for m in _PRODUCT.finditer(f"{focus.question.text} {focus.whole}"):
         word = m.group(1)
         if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP:
             continue
-        if not re.search(rf"(?<![\w-]){re.escape(word.lower())}(?![\w-])", headings):
+        if word.lower() not in headings:  # as written, inside a longer word too ("Widgets", "unittest")
             out.append(make_term(word, TermKind.NAME))
     return list({t.text: t for t in out}.values())
 

@@ -161,14 +161,16 @@ def _answer(question: str, found: list[Found], titles: dict[str, str],
         return _comparison(q.entities, ranked(question, found, titles), found, reasons or {})
     # each subagent ranked its claims with their headings and neighbours in view: its first is its answer
     by_rank = sorted(found, key=lambda f: (f.group, f.order))
-    if q.multi:
-        labels = {f.group: f.label for f in found}
-        for g in sorted({f.group for f in found}):
-            picks = leading([f for f in by_rank if f.group == g], found, titles, PART_SENTENCES, used)
+    if q.multi:  # one block per part: a gap round's subagent on the same part adds to its block
+        said: set[str] = set()
+        for label in dict.fromkeys(f.label for f in by_rank):
+            part = [f for f in by_rank if f.label == label and f.claim.text not in said]
+            picks = leading(part, found, titles, PART_SENTENCES, used)
+            said |= {p.claim.text for p in picks}
             for i, p in enumerate(picks):
                 for x in with_code(p, found) if _code_too(i, p, found, q.answer_type) else [p]:
                     used.add(id(x))
-                    lines += line(x) if x.code else [f"**{labels[g]}** {line(x)[0]}" if x is picks[0] else line(x)[0]]
+                    lines += line(x) if x.code else [f"**{label}** {line(x)[0]}" if x is picks[0] else line(x)[0]]
         return lines, used
     picks = leading(by_rank, found, titles, ANSWER_SENTENCES, used)
     for i, p in enumerate(picks):
