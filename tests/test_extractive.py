@@ -387,9 +387,10 @@ def test_a_library_named_by_an_ordinary_word_the_documents_give_no_page_is_not_f
     result = run("How do I set a timeout on a GET request with the fetches library?", docs, tmp_path)
     assert "do not answer this question" in section(result.report, "Answer"), result.report
     assert "mention fetches only in passing" in result.report
-    # a library a page is titled by is documented
-    result = run("How do I set a timeout on a GET request with the urlfetch module?", docs, tmp_path / "again")
-    assert "pass timeout=5 to urlfetch.fetch()" in section(result.report, "Answer"), result.report
+    # a library a page is titled by is documented; "the standard library" names no library
+    for i, lib in enumerate(("the urlfetch module", "the standard library")):
+        result = run(f"How do I set a timeout on a GET request with {lib}?", docs, tmp_path / f"again{i}")
+        assert "pass timeout=5 to urlfetch.fetch()" in section(result.report, "Answer"), result.report
 
 
 def test_a_long_signature_is_code_not_a_sentence_that_crowds_out_the_others(tmp_path: Path) -> None:

@@ -17,8 +17,7 @@ from enum import StrEnum
 from typing import Any, Iterable
 
 from ..model import ToolResultBlock, ToolUseBlock
-from ..corpus.query import STOPWORDS
-from .terms import Weights, text_forms
+from .terms import STOP, Weights, text_forms
 
 
 class UnitKind(StrEnum):
@@ -68,7 +67,7 @@ class Unit:
         """A whole sentence (or a whole block): fit to be a claim."""
         if self.kind is not UnitKind.SENTENCE:
             return True
-        if "…" in self.text or _FRAGMENT_START.match(self.text) and self.text.split()[0].lower() in STOPWORDS:
+        if "…" in self.text or _FRAGMENT_START.match(self.text) and self.text.split()[0].lower() in STOP:
             return False  # cut off, or the tail of a sentence a passage boundary split ("are that the view ...")
         return self.intro or bool(_SENTENCE_END.search(self.text)) and not self.text.endswith(":")
 

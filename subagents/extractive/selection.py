@@ -319,22 +319,19 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     dotted identifier whose package no passage of the corpus holds (`torch.nn.Linear`) is missing
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
-    q = focus.question.text
-    names = [t for t in focus.question.terms + focus.about if t.named and not (t.kind is TermKind.NUMBER and (
-                 "." not in t.text or _in_arithmetic(t.text, q)))
-             or t.kind is TermKind.SYMBOL and not _between_numbers(t.text, q)]  # (an operator asked about, "::", is
-    # named as much as a function; "+" in "0.1 + 0.2" is arithmetic)
+    names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)]
     return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
 
 
-def _in_arithmetic(number: str, text: str) -> bool:
-    """A number an operator stands next to ("0.1 + 0.2") is a value, not a version the text must name."""
-    n = re.escape(number)
-    return bool(re.search(rf"(?<![\w.]){n}\s*[-+*/%<>=]|[-+*/%<>=]\s*{n}(?![\w.])", text))
-
-
-def _between_numbers(symbol: str, text: str) -> bool:
-    return bool(re.search(rf"\d\s*{re.escape(symbol)}\s*\.?\d", text))
+def _asked_by_name(t: Term, question: str) -> bool:
+    """A term the text must hold to be about the question: a name, an identifier, a version ("3.12"), an
+    operator asked about ("::" is named as much as a function); not a value in arithmetic ("0.1 + 0.2")."""
+    x = re.escape(t.text)
+    if t.kind is TermKind.SYMBOL:
+        return not re.search(rf"\d\s*{x}\s*\.?\d", question)  # "+" between numbers is arithmetic
+    if t.kind is TermKind.NUMBER:
+        return "." in t.text and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
+    return t.named
 
 
 _NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")
@@ -623,9 +620,11 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
                                      for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
-    products = undocumented_products(focus, ev)
-    passing += [t for t in products if mentions(t, ev.all_forms(), raw)]
-    missing += [t for t in products if not mentions(t, ev.all_forms(), raw) and t not in missing]
+    for t in undocumented_products(focus, ev):  # named in the text only, or not at all
+        if mentions(t, ev.all_forms(), raw):
+            passing.append(t)
+        elif t not in missing:
+            missing.append(t)
     unknown = unknown_words(focus, ev.weights, raw)
     if best is None or missing or passing or unknown or not enough:  # (a name no retrieved text mentions is not
         # also said to be mentioned in passing)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..context import RoundReport
 from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms, holds, without_holders
-from .evidence import SIGNATURE, Evidence, Passage, is_code_block, is_one_line_code, is_signature
+from .evidence import Evidence, Passage, is_code_block, is_one_line_code, is_signature
 from .selection import _CONTRAST, _NOTE, STRONG_CONTRAST, focus_of, score_all
 from .terms import mentions, text_forms
 
@@ -139,7 +139,7 @@ def _code_too(i: int, f: Found, found: list[Found], atype: AnswerType) -> bool:
         return True
     if atype is not AnswerType.HOW_TO:
         return False
-    return i == 0 or any(bool(SIGNATURE.match(x.claim.text.strip())) for x in with_code(f, found)[1:])
+    return i == 0 or any(is_signature(x.claim.text) for x in with_code(f, found)[1:])
 
 
 def why_not(rounds: list[RoundReport]) -> dict[str, str]:
