@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -189,13 +190,16 @@ def test_json_progress_is_one_event_per_line(tmp_path: Path, docs: Path) -> None
     assert proc.returncode == 0, proc.stderr
     records = [EventRecord.from_json(json.loads(line)) for line in proc.stdout.splitlines()]
     kinds = [r.kind for r in records]
+    # a loaded machine may take over a second to index even this corpus: progress lines may come first
+    indexing = len(list(takewhile(lambda k: k == "corpus_indexing", kinds)))
+    kinds = kinds[indexing:]
     assert kinds[0] == "corpus_indexed" and kinds[1] == "run_start" and kinds[-1] == "run_end"
     assert {"plan", "agent_start", "model_request", "model_response", "tool_call", "tool_result", "findings",
             "citation_check", "report"} <= set(kinds)
     run_dir = next((tmp_path / "runs").iterdir())
     written = sum(1 for f in [run_dir / "run.jsonl", *(run_dir / "agents").glob("*.jsonl")]
                   for _ in f.read_text().splitlines())
-    assert len(records) == written + 1  # every event the transcripts hold, plus the corpus line before the run
+    assert len(records) == indexing + written + 1  # every event the transcripts hold, plus the corpus lines before the run
     assert proc.stderr == ""
 
 
@@ -208,7 +212,7 @@ def test_json_progress_into_head_ends_quietly_and_the_run_is_saved(tmp_path: Pat
         proc.stdout.close()
         err = proc.stderr.read()
         code = proc.wait(timeout=120)
-    assert first["kind"] == "corpus_indexed"
+    assert first["kind"] in ("corpus_indexing", "corpus_indexed")  # indexing progress, on a loaded machine
     assert code == 0 and err == "", err
     run_dir = next((tmp_path / "runs").iterdir())
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "completed"
