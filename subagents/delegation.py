@@ -109,6 +109,8 @@ class Claim(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str = Field(min_length=1, description="One self-contained statement.")
     source_ids: list[str] = Field(min_length=1, description="Ids (S1, S2, …) of the retrieved sources that support it.")
+    about: str = Field("", description=(
+        "Optional: which of the objective's compared things or sub-questions this claim answers, when it has several."))
 
 
 class CouldNotAccomplish(BaseModel):

@@ -13,6 +13,7 @@ import pytest
 from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, SubagentReport
 from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, QueryType, tasks_per_query_type
 from subagents.extractive.analysis import AnswerType, analyse
+from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
 from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, text_forms
 from subagents.model import Message, ModelRequest, TextBlock
 from subagents.models.extractive import ExtractiveModel
@@ -135,19 +136,62 @@ async def test_a_single_question_gets_one_subagent_with_distinct_queries() -> No
     assert not any(w in " ".join(queries).lower() for w in ("mechanism", "caveat", "exception error"))
 
 
-async def test_an_entity_held_by_another_gets_no_joint_query() -> None:
-    # "materialized view" already names both: a joint query would send the view's subagent there too
-    resp = await ExtractiveModel().complete(lead_request("What is the difference between a view and a materialized view?"))
-    view = resp.tool_uses()[0].input["tasks"][0]
-    assert view["objective"].startswith("view (") and not any("materialized" in q for q in view["queries"])
+def test_an_entity_held_by_another_gets_no_joint_query() -> None:
+    # "materialized view" already names both: a joint query would look for the view on the other's pages
+    view = asks("What is the difference between a view and a materialized view?")[0]
+    assert view.objective.startswith("view (") and not any("materialized" in q for q in view.queries)
 
 
-async def test_a_parts_inherited_subject_is_noted_as_a_word_unless_it_is_a_name() -> None:
+def test_a_parts_inherited_subject_is_noted_as_a_word_unless_it_is_a_name() -> None:
     # (a capital in the note marks a name: "about: Poetry"; a sentence's first word is no name)
     for question, about in [("Gadgets are what, and how do I clone them?", "about: gadgets"),
                             ("How do I start a project with Zorblax, and how do I pin its versions?", "about: Zorblax")]:
-        resp = await ExtractiveModel().complete(lead_request(question))
-        assert about in resp.tool_uses()[0].input["tasks"][1]["objective"]
+        assert about in asks(question)[1].objective
+
+
+@pytest.mark.parametrize("question", [
+    "tools.gizmo versus tools.gadget: what is the difference?",  # one module
+    "Should I call sorted(x) or x.sort()?",  # one name
+    "What is the difference between a view and a materialized view?",  # one holds the other
+    "Gadgets are what, and how do I clone them?",  # parts on one subject
+])
+async def test_what_one_retrieval_answers_is_one_subagent_with_the_queries_of_each(question: str) -> None:
+    # siblings on things named alike read the same pages (bench_quality's overlap: 0.5-0.9 of their passages)
+    plan = (await ExtractiveModel().complete(lead_request(question))).tool_uses()[0].input
+    split = asks(question)
+    assert len(plan["tasks"]) == 1 and plan["query_type"] == QueryType.STRAIGHTFORWARD.value, plan
+    task = plan["tasks"][0]
+    assert task["objective"] == question and len(split) == 2
+    assert all(t.queries[0] in task["queries"] for t in split)  # each one's own search
+    assert task["budget"]["max_tool_calls"] == 2 + 2 * (MAX_QUERIES + MAX_READS)
+
+
+TOOLS_DOCS = {"library/tools.html": """<html><head><title>tools — wrappers</title></head><body><div role="main">
+<h1>tools — wrappers</h1>
+<dl><dt id="tools.gizmo">tools.gizmo(x)</dt><dd><p>Return a gizmo of x: a thin wrapper that shares the parts of x.</p></dd>
+<dt id="tools.gadget">tools.gadget(x)</dt><dd><p>Return a gadget of x: a thick wrapper that copies every part of x.</p>
+<p>To drop the copies a gadget made, call tools.release(gadget).</p></dd></dl>
+</div></body></html>"""}
+
+
+@pytest.mark.parametrize("question, labels", [
+    ("tools.gizmo versus tools.gadget: what is the difference?", ["tools.gizmo", "tools.gadget"]),
+    ("What does tools.gadget return, and how do I drop its copies?",
+     ["What does tools.gadget return?", "how do I drop its copies?"])])
+def test_one_subagent_answers_each_entity_and_each_part_and_says_which(question: str, labels: list[str],
+                                                                      tmp_path: Path) -> None:
+    result = run(question, write_tree(tmp_path / "docs", TOOLS_DOCS), tmp_path)
+    subs = [a for a in read_run(result.run_dir).trace.ordered_agents() if a.round == 1]
+    assert len(subs) == 1
+    assert [c.about for c in subs[0].findings.claims if c.about == labels[0]] \
+        and [c.about for c in subs[0].findings.claims if c.about == labels[1]], subs[0].findings.claims
+    answer = section(result.report, "Answer")
+    if "versus" in question:  # the table's rows, each from the claims about its entity
+        rows = {line.split("|")[1].strip(): line.split("|")[2] for line in answer.splitlines() if line.startswith("| tools.")}
+        assert "thin wrapper" in rows["tools.gizmo"] and "thick wrapper" in rows["tools.gadget"], answer
+    else:  # one block per part
+        first, second = answer.index(f"**{labels[0]}**"), answer.index(f"**{labels[1]}**")
+        assert "thick wrapper" in answer[first:second] and "tools.release" in answer[second:], answer
 
 
 def sub(objective: str, claims: list[str], queries: list[str]) -> SubagentReport:

@@ -3,6 +3,10 @@
 - comparison: one subagent per compared entity, searching the entity in the question's context
   ("tuple heterogeneous", not the bare "tuple"), told which entities its siblings cover;
 - several sub-questions: one subagent per part, the first part's subject carried into the others;
+- but entities named alike (`sorted` and `.sort()`, `copy.copy` and `copy.deepcopy`, json and jsonb)
+  and the parts of one question (they share its subject) are documented on the same pages: one
+  subagent searches with the queries of each and answers each from that one retrieval, every claim
+  saying which entity or part it answers (`retrieved_together`);
 - anything else — one question, however worded — one subagent with a few distinct queries: a
   second subagent on the same question retrieves the same passages (measured: the sibling overlap
   of bench/bench_quality.py), so no facet template splits it.
@@ -21,7 +25,7 @@ from typing import Any
 from ..context import LeadLimits, RoundReport
 from ..delegation import QueryType
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, refers_back, resolved
-from .terms import Term, TermKind, extract_terms, mentions, text_forms
+from .terms import Term, TermKind, extract_terms, mentions, stem, text_forms
 
 MAX_QUERIES = 4
 MAX_READS = 6
@@ -34,11 +38,13 @@ class Task:
     queries: list[str]
     out_of_scope: list[str]
     label: str  # what this task covers, for the rationale and the report
+    asks: int = 1  # the entities or parts it answers from one retrieval (`asks`)
 
     def delegation(self, tools: list[str]) -> dict[str, Any]:
-        return {"objective": self.objective, "queries": self.queries[:MAX_QUERIES], "tools": list(tools),
+        n = self.asks
+        return {"objective": self.objective, "queries": self.queries[:MAX_QUERIES * n], "tools": list(tools),
                 "boundaries": {"out_of_scope": self.out_of_scope}, "output_format": OUTPUT_FORMAT,
-                "budget": {"max_tool_calls": 2 + MAX_QUERIES + MAX_READS, "max_seconds": 60}}
+                "budget": {"max_tool_calls": 2 + (MAX_QUERIES + MAX_READS) * n, "max_seconds": 60}}
 
 
 def words_of(terms: list[Term]) -> str:
@@ -117,13 +123,64 @@ def part_tasks(question: str, q: Question) -> list[Task]:
     return tasks
 
 
-def plan(question: str, tools: list[str], limits: LeadLimits) -> dict[str, Any]:
+def asks(question: str) -> list[Task]:
+    """What a question asks one by one: its compared entities, or its parts, each as the task a
+    subagent of its own would get; [] for a single question."""
     q = analyse(question)
     if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
-        qtype, tasks = QueryType.BREADTH_FIRST, comparison_tasks(question, q)
+        return comparison_tasks(question, q)
+    return part_tasks(question, q) if q.multi else []
+
+
+def _cores(entity: str) -> tuple[set[str], set[str]]:
+    """An entity's name words (its receiver variable aside: the "s" of "s.split()") and the modules
+    that qualify it ("copy" of "copy.deepcopy")."""
+    words, modules = set(), set()
+    for t in entity_terms(entity):
+        parts = [w for w in t.key.split() if len(w) > 1]
+        if "." in t.text and len(parts) > 1:
+            modules.add(parts[0])
+        words |= {stem(w) for w in parts}
+    return words, modules
+
+
+def _named_alike(a: str, b: str) -> bool:
+    """Two entities of one name ("sorted" and "sort", "json" and "jsonb", "loc" and "iloc", "else block"
+    and "finally block") or of one module (copy.copy, copy.deepcopy): the pages of one are the other's."""
+    (wa, ma), (wb, mb) = _cores(a), _cores(b)
+    return bool(ma & mb) or any(x == y or len(min(x, y, key=len)) >= 3 and (x.startswith(y) or y.startswith(x)
+                                                                          or x.endswith(y) or y.endswith(x))
+                                for x in wa for y in wb)
+
+
+def retrieved_together(question: str) -> bool:
+    """Whether one subagent should answer every entity or part of the question from one retrieval: the
+    parts of a question ask about its one subject, and entities named alike are documented on the same
+    pages (measured: siblings for them retrieved 0.3-0.9 of the same passages, bench/bench_quality.py)."""
+    q = analyse(question)
+    if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
+        return all(_named_alike(a, b) for a, b in zip(q.entities, q.entities[1:]))
+    return q.multi
+
+
+def _together(question: str, tasks: list[Task]) -> Task:
+    """One task for the whole question, with the queries of each of its asks."""
+    queries = _distinct_queries(*(x for t in tasks for x in t.queries[:MAX_QUERIES]))
+    return Task(question, queries, [], "the question", asks=len(tasks))
+
+
+def plan(question: str, tools: list[str], limits: LeadLimits) -> dict[str, Any]:
+    q = analyse(question)
+    split = asks(question)
+    if split and retrieved_together(question):
+        qtype, tasks = QueryType.STRAIGHTFORWARD, [_together(question, split)]
+        what = "things named alike" if q.entities else "sub-questions on one subject"
+        why = f"{len(split)} {what}: one subagent answers each from one retrieval (siblings would read the same pages)"
+    elif q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
+        qtype, tasks = QueryType.BREADTH_FIRST, split
         why = f"a comparison of {len(q.entities)} things: one subagent per entity, each in the question's context"
     elif q.multi:
-        qtype, tasks = QueryType.BREADTH_FIRST, part_tasks(question, q)
+        qtype, tasks = QueryType.BREADTH_FIRST, split
         why = f"{len(q.parts)} sub-questions: one subagent per part"
     else:
         qtype, tasks = QueryType.STRAIGHTFORWARD, [Task(question, single_queries(q), [], "the question")]

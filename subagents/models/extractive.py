@@ -11,20 +11,22 @@ method lives in `subagents.extractive`:
 - Subagent: issue its searches in one turn (run concurrently by the loop), read the passages that
   cover the objective best, then submit the whole sentences that best answer the objective's type,
   above a relevance floor (`selection.select`); when the best evidence is below the threshold, no
-  claims — the closest passages go to `related`.
+  claims — the closest passages go to `related`. An objective that is a whole question in several
+  entities or parts is answered per entity or part from one retrieval, each claim saying which.
 - Lead, after findings: a gap round for what no claim covers yet (`planning.gap_tasks`), when
   rounds remain; else the report, answer first (`writing.report`).
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
 from ..extractive.analysis import AnswerType
 from ..extractive.evidence import Evidence, Unit, UnitKind, gather
-from ..extractive.planning import MAX_QUERIES, MAX_READS, gap_tasks, plan, single_queries
+from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, focus_of, select
 from ..extractive.terms import mentions, text_forms
 from ..extractive.meaning import Encoder, Meaning
@@ -129,27 +131,43 @@ class ExtractiveModel:
         search_tools = [t for t in SEARCH_TOOLS if t in allowed]  # corpus and web both, when given both
         searches = [(u, r) for u, r in calls if u.name in SEARCH_TOOLS]
         reads = [(u, r) for u, r in calls if u.name in READ_TOOLS]
+        split = self._asks(d.objective, focus)
         queries = [q for q in dict.fromkeys(d.queries) if q.strip()] or single_queries(focus.question) or [d.objective]
-        queries = queries[:MAX_QUERIES]
+        queries = queries[:MAX_QUERIES * max(1, len(split))]
         if not ctx.wrap_up and search_tools and not searches and used < budget:
             pairs = [(t, q) for q in queries for t in search_tools][: max(1, budget - 1)]
             k = SEARCH_K + (5 if len(pairs) == 1 else 0)  # one query: look further down its list
             return _calls(n, [(t, {"query": q, "k": k}) for t, q in pairs])
         fed = any(u.input.get("query") not in queries for u, _ in searches)
-        alone = not focus.siblings and not focus.whole  # the whole question: siblings split it already
+        alone = not focus.siblings and not focus.whole and not split  # the whole question: siblings split it already
         if not ctx.wrap_up and alone and searches and not reads and not fed and used + len(search_tools) < budget:
             extra = feedback_query(focus, gather(searches))
             if extra and extra not in queries:
                 return _calls(n, [(t, {"query": extra, "k": SEARCH_K}) for t in search_tools])
         if not ctx.wrap_up and searches and not reads and used < budget:
-            picks = self._pick_reads(focus, gather(searches), allowed, min(MAX_READS, budget - used))
+            found = gather(searches)
+            each = [self._pick_reads(f, found, allowed, MAX_READS) for f, _ in split] if split \
+                else [self._pick_reads(focus, found, allowed, MAX_READS)]
+            picks = list(dict.fromkeys(p for group in itertools.zip_longest(*each) for p in group if p is not None))
             if picks:
-                return _calls(n, [(tool, {arg: value}) for tool, arg, value in picks])
+                return _calls(n, [(tool, {arg: value}) for tool, arg, value in picks[: budget - used]])
         ev = gather(searches + reads)
         if not any(r is not None and not r.is_error for _, r in searches + reads):
             # no tool call succeeded: say why, not that the documents lack the answer
             return _calls(n, [(SUBMIT_FINDINGS, _nothing_retrieved(searches + reads))])
+        if split:
+            return _calls(n, [(SUBMIT_FINDINGS, joined([(label, self._findings(f, ev, Meaning(self.encoder, _asked(f))))
+                                                        for f, label in split]))])
         return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, ev, Meaning(self.encoder, _asked(focus))))])
+
+    @staticmethod
+    def _asks(objective: str, focus: Focus) -> list[tuple[Focus, str]]:
+        """The entities or parts of an objective that is a whole question in several (the lead gave one
+        subagent all of them: `planning.retrieved_together`), each with the focus its own subagent would
+        have; [] for one question, or one part or entity of a question."""
+        if focus.whole or focus.siblings or focus.about:
+            return []
+        return [(focus_of(t.objective, t.out_of_scope), t.label) for t in asks(objective)]
 
     @staticmethod
     def _pick_reads(focus: Focus, ev: Evidence, allowed: list[str], n: int) -> list[tuple[str, str, str]]:
@@ -198,6 +216,16 @@ class ExtractiveModel:
         return {"status": status, "summary": claims[0]["text"] if claims else "",
                 "claims": claims, "open_questions": open_questions,
                 "related": [{"text": u.text, "source_ids": [u.source_id]} for u in sel.related]}
+
+
+def joined(findings: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The findings on each entity or part as one subagent's: each claim says which it answers."""
+    claims = [{**c, "about": label} for label, f in findings for c in f["claims"]]
+    statuses = {f["status"] for _, f in findings}
+    status = "ok" if statuses == {"ok"} else "failed" if statuses == {"failed"} else "partial"
+    return {"status": status, "summary": claims[0]["text"] if claims else "", "claims": claims,
+            "open_questions": list(dict.fromkeys(q for _, f in findings for q in f["open_questions"])),
+            "related": [r for _, f in findings for r in f["related"]]}
 
 
 def _asked(focus: Focus) -> str:
