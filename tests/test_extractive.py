@@ -390,6 +390,17 @@ def test_a_name_not_retrieved_is_not_also_said_to_be_mentioned_in_passing(tmp_pa
     assert "Australia only in passing" not in report
 
 
+@needs_docs
+def test_a_tool_no_english_word_names_that_the_docs_mention_in_passing_is_not_found(tmp_path: Path,
+                                                                                      python_docs_index: Path) -> None:
+    # multiprocessing says freeze_support() "has been tested with py2exe, PyInstaller and cx_Freeze": no page
+    # documents PyInstaller, however documented Windows is; "checksum" is English jargon and stays asked
+    report = _docs_run("How do I package my app as a Windows exe with PyInstaller?", tmp_path).report
+    assert "do not answer this question" in report and "PyInstaller only in passing" in report, report
+    report = _docs_run("How can I compute the SHA-256 checksum of a file with the standard library?", tmp_path).report
+    assert "sha256()" in section(report, "Answer") and "do not answer" not in report, report
+
+
 def _docs_run(question: str, tmp_path: Path):
     """On the user's index cache: indexing python3-doc takes far longer than a test should."""
     from lead_agent import research_sync

@@ -19,6 +19,7 @@ tell — ordinary words the corpus never uses, a fifth or more of the objective'
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -370,6 +371,49 @@ def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
     return list({t.text: t for t in out}.values())
 
 
+# wordfreq's Zipf frequency (log10 of uses per billion words) of a word of English: a capitalised name at or
+# above it is a word ("Windows" 5.0; "PyInstaller" 0), an ordinary word at or above the lower one is
+# English or its jargon ("checksum" 2.3, "pythonic" 1.1, "iterable" 1.4; "pgbouncer", "pgvector" 0)
+ENGLISH_ZIPF, JARGON_ZIPF = 2.5, 1.0
+
+
+@functools.lru_cache(maxsize=4096)
+def zipf(word: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word.lower(), "en")
+
+
+def english(t: Term) -> bool:
+    """A word English uses (wordfreq), not a product or a tool's name ("PyInstaller", "pgbouncer")."""
+    return zipf(t.text.strip("`")) >= (ENGLISH_ZIPF if t.kind is TermKind.NAME else JARGON_ZIPF)
+
+
+def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
+    """The objective's own names and words that are no English ("PyInstaller", "pgbouncer", "pgvector", `english`) which
+    the corpus mentions only in passing or never, and no retrieved title or heading names: the question asks
+    about a tool the documents do not cover, however documented its other words are ("Windows", "index").
+    A word that says what is done ("how do I memoize …", "when blorping") is the user's wording, not the thing
+    asked about."""
+    w = ev.weights
+    if w.passages < UNKNOWN_MIN_PASSAGES:  # a small corpus mentions everything in passing
+        return []
+    headings = " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
+    raw = ev.all_text()
+    out = []
+    for t in dict.fromkeys(focus.question.terms + focus.about):
+        word = t.text.strip("`").lower()
+        if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4:
+            continue
+        if english(t) or not (w.incidental(t) or w.absent(t)) or word in headings:
+            continue
+        if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
+                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev):
+            continue
+        out.append(t)
+    return out
+
+
 UNKNOWN_SHARE = 0.2  # words the corpus never uses, at least this share of an objective's terms: not about the corpus
 UNKNOWN_MIN_PASSAGES = 1000  # a smaller corpus lacks ordinary words too: that a word is not in it says little
 _INFLECTED = re.compile(r"(?:ing|ed|ly)$")
@@ -625,6 +669,10 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
             passing.append(t)
         elif t not in missing:
             missing.append(t)
+    for t in undocumented_names(focus, ev):
+        if t in passing or t in missing:
+            continue
+        (passing if mentions(t, ev.all_forms(), raw) else missing).append(t)
     unknown = unknown_words(focus, ev.weights, raw)
     if best is None or missing or passing or unknown or not enough:  # (a name no retrieved text mentions is not
         # also said to be mentioned in passing)
