@@ -276,6 +276,20 @@ def test_how_to_keeps_the_api_and_its_code_example(docs: Path, tmp_path: Path) -
     assert_whole_sentences(result.report)
 
 
+def test_how_to_answers_with_what_an_api_entry_does_worded_otherwise(tmp_path: Path) -> None:
+    # the user's words ("at the same time", "all of them") fit a sentence about something else better than
+    # the entry's own description; what the entry below its signature does is how it is done
+    docs = write_tree(tmp_path / "docs", {"library/jobs.html": """<html><head><title>jobs — running jobs</title></head>
+<body><div role="main"><h1>jobs — running jobs</h1>
+<p>In the log you can see several jobs that run and wait at the same time, each with its start time.</p>
+<dl><dt id="jobs.gather">jobs.gather(*jobs)</dt><dd><p>Run the given jobs concurrently and wait for them.</p></dd></dl>
+</div></body></html>"""})
+    answer = section(run("How can I run several jobs at the same time and wait for all of them?", docs, tmp_path,
+                         embedding_model="off").report, "Answer")  # by words alone, the other sentence fits better
+    assert answer.strip().startswith("Run the given jobs concurrently and wait for them."), answer
+    assert "jobs.gather(*jobs)" in answer  # with the signature it describes
+
+
 def test_why_answers_with_the_reason(docs: Path, tmp_path: Path) -> None:
     result = run("Why do widgets share one theme object?", docs, tmp_path)
     first = section(result.report, "Answer").strip().splitlines()[0]

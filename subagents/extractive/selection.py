@@ -35,6 +35,7 @@ MAX_CLAIMS = 5
 CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
 RANK_WEIGHT = 0.4  # the passage's fused search rank
 RELEASE_NOTES_WEIGHT = 0.7  # a sentence of release notes, for a question that names no version
+HOW_TO_ENTRY = 0.35  # a how-to sentence that describes the API entry it is under
 HOW_TO_EXAMPLE = 1.0  # a how-to sentence that names the goal asked about and introduces its example
 PAGE_WEIGHT = 0.4  # its page's support over the searches (`evidence.page_support`)
 
@@ -213,6 +214,8 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
             b += 0.35
         if _HOW_ANY.search(s):
             b += 0.3
+        if _describes_api(u):
+            b += HOW_TO_ENTRY  # what an API entry does, right below its signature: the call that does it
         goal = _GOAL.match(s)
         if goal and u.intro and len(covered(focus.question.terms, text_forms(goal.group(1)), goal.group(1))) >= 2:
             b += HOW_TO_EXAMPLE  # "To create a virtual environment, …, run …:" and its example: the steps asked for
@@ -234,12 +237,17 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
     return 0.2 if re.search(r"\b(?:is|are|will|default)\b", s) else 0.0
 
 
-def _documents(u: Unit, subject: list[Term]) -> bool:
-    """The sentence right below an API signature that names the subject (`lru_cache(...)`)."""
-    if not u.api or not subject or u.position == 0:
+def _describes_api(u: Unit) -> bool:
+    """The sentence right below an API signature: what that function, class or statement does."""
+    if not u.api or u.position == 0:
         return False
     prev = units_of(u.passage)[u.position - 1]
-    return prev.kind is UnitKind.SIGNATURE and prev.text == u.api and any(
+    return prev.kind is UnitKind.SIGNATURE and prev.text == u.api
+
+
+def _documents(u: Unit, subject: list[Term]) -> bool:
+    """The sentence right below an API signature that names the subject (`lru_cache(...)`)."""
+    return bool(subject) and _describes_api(u) and any(
         mentions(t, text_forms(u.api), u.api) for t in subject if t.kind is TermKind.IDENT or t.named)
 
 
