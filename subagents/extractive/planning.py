@@ -123,10 +123,10 @@ def part_tasks(question: str, q: Question) -> list[Task]:
     return tasks
 
 
-def asks(question: str) -> list[Task]:
-    """What a question asks one by one: its compared entities, or its parts, each as the task a
-    subagent of its own would get; [] for a single question."""
-    q = analyse(question)
+def asks(question: str, q: Question | None = None) -> list[Task]:
+    """What a question (analysed: `q`) asks one by one: its compared entities, or its parts, each as the
+    task a subagent of its own would get; [] for a single question."""
+    q = q or analyse(question)
     if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
         return comparison_tasks(question, q)
     return part_tasks(question, q) if q.multi else []
@@ -153,11 +153,10 @@ def _named_alike(a: str, b: str) -> bool:
                                 for x in wa for y in wb)
 
 
-def retrieved_together(question: str) -> bool:
+def retrieved_together(q: Question) -> bool:
     """Whether one subagent should answer every entity or part of the question from one retrieval: the
     parts of a question ask about its one subject, and entities named alike are documented on the same
     pages (measured: siblings for them retrieved 0.3-0.9 of the same passages, bench/bench_quality.py)."""
-    q = analyse(question)
     if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
         return all(_named_alike(a, b) for a, b in zip(q.entities, q.entities[1:]))
     return q.multi
@@ -171,8 +170,8 @@ def _together(question: str, tasks: list[Task]) -> Task:
 
 def plan(question: str, tools: list[str], limits: LeadLimits) -> dict[str, Any]:
     q = analyse(question)
-    split = asks(question)
-    if split and retrieved_together(question):
+    split = asks(question, q)
+    if split and retrieved_together(q):
         qtype, tasks = QueryType.STRAIGHTFORWARD, [_together(question, split)]
         what = "things named alike" if q.entities else "sub-questions on one subject"
         why = f"{len(split)} {what}: one subagent answers each from one retrieval (siblings would read the same pages)"
