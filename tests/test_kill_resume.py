@@ -228,6 +228,18 @@ class Suite:
                 "resume": (code, done.log.read_text())}
 
 
+def kill_line(rng: random.Random, total: int, i: int) -> int:
+    """After how many transcript lines kill i lands: most anywhere, but every fourth within the first
+    sixth of the run (planning) and every fourth within its last sixth (synthesis, the report). The
+    subagents write most lines: uniform moments alone once all landed among them on a loaded machine."""
+    edge = max(1, total // 6)
+    if i % 4 == 1:
+        return rng.randint(1, edge)
+    if i % 4 == 3:
+        return rng.randint(max(1, total - edge), total - 1)
+    return rng.randint(1, total - 1)
+
+
 def lines_written(run_dir: Path) -> int:
     total = 0
     for f in [run_dir / "run.jsonl", *(run_dir / "agents").glob("*.jsonl")]:
@@ -298,7 +310,7 @@ def test_kill_minus_9_at_random_moments_then_resume_completes_every_run(tmp_path
             with ThreadPoolExecutor(PARALLEL) as pool:
                 while len(cases) < KILLS:
                     want = KILLS - len(cases)
-                    moments = [(rng.randint(1, total - 1), rng.uniform(0.0, 0.05)) for _ in range(want)]
+                    moments = [(kill_line(rng, total, len(cases) + i), rng.uniform(0.0, 0.05)) for i in range(want)]
                     for result in pool.map(suite.kill_at, range(n, n + want), moments):
                         if result["killed"]:
                             cases.append(result)
