@@ -693,6 +693,18 @@ def test_a_word_the_documents_never_use_makes_the_question_not_found(docs: Path,
         assert "clone() with deep=True" in report
 
 
+def test_a_lower_case_tool_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "zorbtool" is no English word (wordfreq) and one note mentions it: a tool the documents do not cover,
+    # however well "copy", "widget" and "children" match; too few of the question's words for `unknown_words`
+    _notes(docs, 1000)
+    (docs / "notes" / "n0000.txt").write_text("Note 0\n\nThe zorbtool register holds a value and its flag.\n")
+    question = "How do I copy a widget together with its children and its deep state using zorbtool?"
+    report = run(question, docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer") and "zorbtool only in passing" in report, report
+    report = run(question.replace("zorbtool", "the register"), docs, tmp_path / "ok").report  # English: asked
+    assert "clone() with deep=True" in report, report
+
+
 def test_a_word_a_small_corpus_lacks_does_not_decide(docs: Path, tmp_path: Path) -> None:
     report = run("How do I copy a widget with gizmoflux?", docs, tmp_path).report
     assert "do not answer this question" not in report and "clone() with deep=True" in report, report

@@ -144,13 +144,17 @@ def _cores(entity: str) -> tuple[set[str], set[str]]:
     return words, modules
 
 
+def _one_root(x: str, y: str) -> bool:
+    """One name word is the other, or begins or ends it ("sort"/"sorted", "json"/"jsonb", "loc"/"iloc")."""
+    short, long = sorted((x, y), key=len)
+    return short == long or len(short) >= 3 and (long.startswith(short) or long.endswith(short))
+
+
 def _named_alike(a: str, b: str) -> bool:
-    """Two entities of one name ("sorted" and "sort", "json" and "jsonb", "loc" and "iloc", "else block"
-    and "finally block") or of one module (copy.copy, copy.deepcopy): the pages of one are the other's."""
+    """Two entities of one name ("sorted" and "sort", "else block" and "finally block") or of one module
+    (copy.copy, copy.deepcopy): the pages of one are the other's."""
     (wa, ma), (wb, mb) = _cores(a), _cores(b)
-    return bool(ma & mb) or any(x == y or len(min(x, y, key=len)) >= 3 and (x.startswith(y) or y.startswith(x)
-                                                                          or x.endswith(y) or y.endswith(x))
-                                for x in wa for y in wb)
+    return bool(ma & mb) or any(_one_root(x, y) for x in wa for y in wb)
 
 
 def retrieved_together(q: Question) -> bool:

@@ -363,12 +363,17 @@ _NOT_A_PRODUCT = frozenset("same whole entire own new following above other thir
                            "standard this that".split())
 
 
+def _headings(ev: Evidence) -> str:
+    """Every retrieved title and heading, lower-cased: where the documentation names what it covers."""
+    return " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
+
+
 def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
     """What the question calls a library, package or module by name ("the requests library") when no retrieved
     title or heading names it as written: the documentation gives each library it covers a page or a section,
     so one it names only in the text it does not document ("requests" is not in "urllib.request", whose stem
     it shares; "widget" is in "Widgets", "test" in "unittest")."""
-    headings = " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
+    headings = _headings(ev)
     out = []
     for m in _PRODUCT.finditer(f"{focus.question.text} {focus.whole}"):
         word = m.group(1)
@@ -406,7 +411,7 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
     w = ev.weights
     if w.passages < UNKNOWN_MIN_PASSAGES:  # a small corpus mentions everything in passing
         return []
-    headings = " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
+    headings = _headings(ev)
     raw = ev.all_text()
     out = []
     for t in dict.fromkeys(focus.question.terms + focus.about):

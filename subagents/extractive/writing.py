@@ -62,13 +62,14 @@ def collect(rounds: list[RoundReport]) -> tuple[list[Found], list[Found]]:
     for rnd in rounds:
         for sub in rnd.subagents:
             label = _NOTE.sub("", sub.delegation.objective).strip()
+            first = group
             # a subagent answering several entities or parts: each is a group of its own, as if its own subagent's
             for about in dict.fromkeys(c.about for c in sub.findings.claims) or [""]:
                 cs = [c for c in sub.findings.claims if c.about == about]
                 claims += [Found(c, group, i, about or label, i > 0 and cs[i - 1].text.rstrip().endswith(":"))
                            for i, c in enumerate(cs)]
                 group += 1
-            related += [Found(c, group, i, label) for i, c in enumerate(sub.findings.related)]
+            related += [Found(c, first, i, label) for i, c in enumerate(sub.findings.related)]
     return claims, related
 
 
