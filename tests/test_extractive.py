@@ -15,6 +15,7 @@ from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, Qu
 from subagents.extractive.analysis import AnswerType, analyse
 from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
 from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, text_forms
+from subagents.extractive.undocumented import rankings
 from subagents.model import Message, ModelRequest, TextBlock
 from subagents.models.extractive import ExtractiveModel
 from subagents.runs import read_run
@@ -960,3 +961,49 @@ def test_a_compared_thing_the_documents_lack_says_why_in_its_row(docs: Path, tmp
                  if a.delegation and a.delegation.objective.startswith("Zorblax"))
     assert agent.findings and not agent.findings.claims
     assert row == f"| Zorblax | ({agent.findings.open_questions[0].rstrip('.')}) |", result.report
+
+
+def test_a_name_of_several_words_no_retrieved_text_joins_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "Gadget" and "Server" are each in the documents, "Gadget Server" nowhere: a product they do not cover
+    (docs / "backup.txt").write_text("Backing up\n\nTo back up a widget database, copy the widget store while "
+                                     "the server is stopped.\n")
+    result = run("How do I back up a Gadget Server database?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage mentions Gadget Server." in result.report
+    report = run("How do I back up a widget database?", docs, tmp_path / "plain").report
+    assert "copy the widget store while the server is stopped" in section(report, "Answer"), report
+    # once a passage joins the words, the name is documented
+    (docs / "backup.txt").write_text("Backing up\n\nTo back up a Gadget Server database, copy its widget store while "
+                                     "the server is stopped.\n")
+    report = run("How do I back up a Gadget Server database?", docs, tmp_path / "joined").report
+    assert "copy its widget store while the server is stopped" in section(report, "Answer"), report
+
+
+def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # documentation says what a theme does, not which one is best; once a passage recommends one, it does
+    result = run("Which theme is the best for widgets?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage says which is the best theme." in result.report
+    (docs / "themes.txt").write_text("Themes\n\nThe plain theme is recommended for widgets that draw often.\n")
+    report = run("Which theme is the best for widgets?", docs, tmp_path / "again").report
+    assert "plain theme is recommended" in section(report, "Answer"), report
+    # the best way to do something asks how, not which product ranks first
+    report = run("What is the best way to copy a widget with its children?", docs, tmp_path / "way").report
+    assert "clone() with deep=True" in section(report, "Answer"), report
+
+
+@pytest.mark.parametrize("question, measure, category", [
+    ("Which Python web framework is the most popular in 2025?", "most popular", "Python web framework"),
+    ("What is the cheapest managed PostgreSQL hosting?", "cheapest", "managed PostgreSQL hosting"),
+    ("What's the best IDE for Python development?", "best", "IDE"),
+    ("Which JSON library is fastest?", "fastest", "JSON library"),
+])
+def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, category: str) -> None:
+    assert [(r.measure, r.category) for r in rankings(question)] == [(measure, category)]
+
+
+@pytest.mark.parametrize("question", ["What is the fastest way to concatenate strings?",
+                                      "What is the worst-case cost of a dict lookup?",
+                                      "Which isolation level is the strictest?", "What is the best practice for logging?"])
+def test_a_question_asking_how_or_about_a_property_ranks_nothing(question: str) -> None:
+    assert rankings(question) == []

@@ -11,15 +11,13 @@ is half the word coverage and half the closeness in meaning to the objective, fo
 words, and a sentence close in meaning answers though it shares only a word of the objective. The
 thresholds are constants calibrated on the dev split.
 
-"Not found" also when the objective names what the documents do not cover: a name or identifier no
-retrieved text mentions, names only mentioned in passing (no title or heading, no API entry names
-them), a product version no release notes title, or — in a corpus large enough for its vocabulary to
-tell — ordinary words the corpus never uses, a fifth or more of the objective's terms.
+"Not found" also when the objective asks about what the documents do not cover (`undocumented.py`):
+a name no retrieved text mentions or only mentions in passing, a product version, a tool no English word
+names, a name of several words no text joins, a ranking no passage states, words the corpus never uses.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 
@@ -27,7 +25,8 @@ from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
-from .terms import STOP, Term, TermKind, Weights, covered, extract_terms, make_term, mentions, text_forms, weight
+from .terms import Term, TermKind, Weights, covered, extract_terms, mentions, text_forms, weight
+from .undocumented import Ranking, derived, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
@@ -301,7 +300,7 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
     for t in focus.terms:
         if weights.absent(t) and not t.named and not mentions(t, indexed, "") \
                 or t.kind is TermKind.NUMBER and "." not in t.text:
-            if _unmatchable(t, weights, focus.question.text) and not derived(t, focus, raw):
+            if unmatchable(t, weights, focus.question.text) and not derived(t, focus, raw):
                 out.append((t, ABSENT_WEIGHT * weight(t, weights)))
             continue
         if t.kind is TermKind.SYMBOL and t.text not in raw:
@@ -314,211 +313,6 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
 DOMAIN_WEIGHT = 0.25  # of the corpus's own name ("a sequence in PostgreSQL"): it says where, not what
 ABSENT_WEIGHT = 1.0  # a never-used word of the objective weighs in what a sentence should cover (measured: 0.5 lets more through)
 
-
-def _unmatchable(term: Term, weights: Weights, text: str) -> bool:
-    """A word of what is asked that no passage of a large corpus uses ("islands" in a database's manual):
-    no sentence can cover it, so it stays in what a sentence should cover, and an answer matching the
-    rest only is weaker — a question about something else scores low instead of high on its other words."""
-    return (weights.passages >= UNKNOWN_MIN_PASSAGES and term.kind is TermKind.WORD and _never_used(term, weights)
-            and not _verb_slot(term, text))
-
-
-def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
-    """Names, identifiers and versions the objective names that no retrieved text mentions; a
-    dotted identifier whose package no passage of the corpus holds (`torch.nn.Linear`) is missing
-    even when its last part ("linear") is an ordinary word there."""
-    forms, raw = ev.all_forms(), ev.all_text()
-    names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)]
-    return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
-
-
-def _asked_by_name(t: Term, question: str) -> bool:
-    """A term the text must hold to be about the question: a name, an identifier, a version ("3.12"), an
-    operator asked about ("::" is named as much as a function); not a value in arithmetic ("0.1 + 0.2")."""
-    x = re.escape(t.text)
-    if t.kind is TermKind.SYMBOL:
-        return not re.search(rf"\d\s*{x}\s*\.?\d", question)  # "+" between numbers is arithmetic
-    if t.kind is TermKind.NUMBER:
-        return "." in t.text and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
-    return t.named
-
-
-_NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")
-
-
-def undocumented_versions(focus: Focus, weights: Weights) -> list[Term]:
-    """A version of the corpus's own product ("Python 3.13", "PostgreSQL 17.2") that no title or
-    heading names: release notes title the versions a documentation set covers, so this one it does
-    not (a number after any other name, "0.1 + 0.2", is left alone)."""
-    out = []
-    for m in _NAMED_VERSION.finditer(f"{focus.question.text} {focus.whole}"):
-        name, number = make_term(m.group(1), TermKind.NAME), make_term(m.group(2), TermKind.NUMBER)
-        if weights.domain(name) and weights.titled.get(number.key) == 0:
-            out.append(make_term(f"{m.group(1)} {m.group(2)}", TermKind.NAME))
-    return list({t.text: t for t in out}.values())
-
-
-_PRODUCT = re.compile(r"\bthe\s+([A-Za-z][\w.+-]*)\s+(?:library|package|module|framework|extension|plugin)\b", re.I)
-_NOT_A_PRODUCT = frozenset("same whole entire own new following above other third-party external given current main "
-                           "standard this that".split())
-
-
-def _headings(ev: Evidence) -> str:
-    """Every retrieved title and heading, lower-cased: where the documentation names what it covers."""
-    return " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
-
-
-def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
-    """What the question calls a library, package or module by name ("the requests library") when no retrieved
-    title or heading names it as written: the documentation gives each library it covers a page or a section,
-    so one it names only in the text it does not document ("requests" is not in "urllib.request", whose stem
-    it shares; "widget" is in "Widgets", "test" in "unittest")."""
-    headings = _headings(ev)
-    out = []
-    for m in _PRODUCT.finditer(f"{focus.question.text} {focus.whole}"):
-        word = m.group(1)
-        if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP:
-            continue
-        if word.lower() not in headings:  # as written, inside a longer word too ("Widgets", "unittest")
-            out.append(make_term(word, TermKind.NAME))
-    return list({t.text: t for t in out}.values())
-
-
-# wordfreq's Zipf frequency (log10 of uses per billion words) of a word of English: a capitalised name at or
-# above it is a word ("Windows" 5.0; "PyInstaller" 0), an ordinary word at or above the lower one is
-# English or its jargon ("checksum" 2.3, "pythonic" 1.1, "iterable" 1.4; "pgbouncer", "pgvector" 0)
-ENGLISH_ZIPF, JARGON_ZIPF = 2.5, 1.0
-
-
-@functools.lru_cache(maxsize=4096)
-def zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word.lower(), "en")
-
-
-def english(t: Term) -> bool:
-    """A word English uses (wordfreq), not a product or a tool's name ("PyInstaller", "pgbouncer")."""
-    return zipf(t.text.strip("`")) >= (ENGLISH_ZIPF if t.kind is TermKind.NAME else JARGON_ZIPF)
-
-
-def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
-    """The objective's own names and words that are no English ("PyInstaller", "pgbouncer", "pgvector", `english`) which
-    the corpus mentions only in passing or never, and no retrieved title or heading names: the question asks
-    about a tool the documents do not cover, however documented its other words are ("Windows", "index").
-    A word that says what is done ("how do I memoize …", "when blorping") is the user's wording, not the thing
-    asked about."""
-    w = ev.weights
-    if w.passages < UNKNOWN_MIN_PASSAGES:  # a small corpus mentions everything in passing
-        return []
-    headings = _headings(ev)
-    raw = ev.all_text()
-    out = []
-    for t in dict.fromkeys(focus.question.terms + focus.about):
-        word = t.text.strip("`").lower()
-        if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4:
-            continue
-        if not (w.incidental(t) or w.absent(t)) or word in headings or english(t):  # (wordfreq loads in 0.6 s: last)
-            continue
-        if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
-                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev):
-            continue
-        out.append(t)
-    return out
-
-
-UNKNOWN_SHARE = 0.2  # words the corpus never uses, at least this share of an objective's terms: not about the corpus
-UNKNOWN_MIN_PASSAGES = 1000  # a smaller corpus lacks ordinary words too: that a word is not in it says little
-_INFLECTED = re.compile(r"(?:ing|ed|ly)$")
-
-
-def _never_used(term: Term, weights: Weights) -> bool:
-    """No passage of the corpus contains the word (its statistics say so): a compound when one of its
-    parts is never used ("scikit-learn", not "CPU-heavy"); a verb's -ing/-ed form or an adverb says how
-    something is asked ("without stalling"), not what it is about, so it does not count."""
-    if "-" in term.text:
-        parts = [x.lower() for x in re.findall(r"[A-Za-z]{3,}", term.text)]
-        return any(weights.df.get(x) == 0 for x in parts)
-    return weights.absent(term) and not _INFLECTED.search(term.text.lower())
-
-
-_AUX_SUBJECT = r"\b(?:do|does|did|can|could|will|would|should|might|must)\s+(?:(?:my|the|a|an|this|that|your|our|its|their)\s+)?[\w.()'-]+\s+"
-
-
-def _verb_slot(term: Term, text: str) -> bool:
-    """Right after a subject or "to" ("how do I wipe …", "a way to squash …", "why does my regex gobble …"):
-    the action asked for, worded the user's way, not the thing asked about."""
-    word = re.escape(term.text)
-    return bool(re.search(rf"\b(?:i|we|you|to)\s+{word}\b|{_AUX_SUBJECT}{word}\b", text, re.I))
-
-
-_PREFIX = re.compile(r"^(?:sub|super|re|un|non|pre|post|multi|inter|over|under|mis|dis|auto|self|co|de)-?(?=[a-z]{4,})")
-
-
-def derived(term: Term, focus: Focus, raw: str) -> bool:
-    """A word made of an English prefix and a word the question or the retrieved text does use
-    ("subfolders": sub + folders): the user's own word for something documented, not a word about
-    something else."""
-    word = term.text.lower()
-    m = _PREFIX.match(word)
-    if not m:
-        return False
-    rest = text_forms(word[m.end():])
-    return any(rest & t.forms for t in focus.terms if t is not term) or any(
-        re.search(rf"\b{re.escape(f)}", raw, re.I) for f in rest if len(f) >= 4)
-
-
-def unknown_words(focus: Focus, weights: Weights, raw: str = "") -> list[Term]:
-    """The objective's ordinary words that the corpus never uses ("seaborn", "football", "Vue" opening an
-    objective), when they are a fifth or more of its content terms: it asks about something the
-    documents do not cover, in a corpus large enough for its vocabulary to tell. (Names and identifiers
-    no retrieved text mentions are `missing_names`.)"""
-    if weights.passages < UNKNOWN_MIN_PASSAGES:
-        return []
-    terms = [t for t in dict.fromkeys(focus.question.terms + focus.about)
-             if t.kind not in (TermKind.SYMBOL, TermKind.NUMBER)]
-    unknown = [t for t in terms if t.kind is TermKind.WORD and _never_used(t, weights)
-               and not _verb_slot(t, focus.question.text) and not derived(t, focus, raw)]
-    return unknown if terms and len(unknown) >= UNKNOWN_SHARE * len(terms) else []
-
-
-def _foreign_package(term: Term, weights: Weights) -> bool:
-    if term.kind is not TermKind.IDENT or "." not in term.text.strip(".") or term.text[0].isdigit():
-        return False
-    root = term.text.strip(".@").split(".", 1)[0].lower()
-    return weights.df.get(root) == 0
-
-
-def api_entry(term: Term, raw: str) -> bool:
-    """An identifier the retrieved text shows with its arguments ("jsonb_set ( target jsonb, …"): an entry of
-    the documentation (a row of a function table has no heading of its own), not a mention in passing. A
-    hyphenated name counts by the function named after it ("SHA-256": `sha256()`, "CRC-32": `crc32()`)."""
-    if term.kind is TermKind.NAME and "-" in term.text:
-        squashed = term.text.replace("-", "")
-        return bool(re.search(rf"(?<![\w.]){re.escape(squashed)}\s*\(", raw, re.I))
-    name = _CALL_TAIL.sub("", term.text.strip("`@"))
-    return term.kind is TermKind.IDENT and bool(name) and bool(
-        re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", raw))
-
-
-_CALL_TAIL = re.compile(r"\(.*\)$")
-_TITLE_WORD = re.compile(r"[A-Za-z]+")
-
-
-def spells(term: Term, text: str) -> bool:
-    """The term is an acronym of consecutive words of the text ("GIL": "global interpreter lock"; "WAL":
-    "Write-Ahead Logging")."""
-    letters = term.text.lower()
-    if term.kind is not TermKind.NAME or not term.text.isupper() or not 2 <= len(letters) <= 6 or not letters.isalpha():
-        return False
-    words = [w.lower() for w in _TITLE_WORD.findall(text)]
-    return any("".join(w[0] for w in words[i:i + len(letters)]) == letters for i in range(len(words) - len(letters) + 1))
-
-
-def spelled_out(term: Term, ev: Evidence) -> bool:
-    """An acronym whose words title or head a retrieved passage ("CTE": "WITH Queries (Common Table
-    Expressions)"): the documentation names it in full, not in passing."""
-    return any(spells(term, f"{p.title} {p.heading}") for p in ev.passages.values())
 
 
 EXACT_KINDS = (TermKind.SYMBOL,)  # matched as written, never by meaning: the encoder's word pieces drop `->>`
@@ -615,6 +409,7 @@ class Selection:
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
+    unranked: list[Ranking] = field(default_factory=list)  # rankings asked for that no passage states
 
     @property
     def found(self) -> bool:
@@ -658,7 +453,6 @@ def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> U
 
 def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning = NO_MEANING) -> Selection:
     scored = score_all(focus, ev, meaning)
-    missing = missing_names(focus, ev)
     best = scored[0] if scored else None
     coverage = max((s.coverage for s in scored[:10]), default=0.0)
     related = []
@@ -672,25 +466,10 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     need = 2 if len(own) >= 3 else 1
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need
               or _close_in_meaning(s) and s.hits >= 1]
-    names = focus.key_names(ev.weights)
-    raw = ev.all_text()
-    passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
-                                     for t in names) else []
-    passing += undocumented_versions(focus, ev.weights)
-    for t in undocumented_products(focus, ev):  # named in the text only, or not at all
-        if mentions(t, ev.all_forms(), raw):
-            passing.append(t)
-        elif t not in missing:
-            missing.append(t)
-    for t in undocumented_names(focus, ev):
-        if t in passing or t in missing:
-            continue
-        (passing if mentions(t, ev.all_forms(), raw) else missing).append(t)
-    unknown = unknown_words(focus, ev.weights, raw)
-    if best is None or missing or passing or unknown or not enough:  # (a name no retrieved text mentions is not
-        # also said to be mentioned in passing)
-        return Selection([], related, missing, coverage, passing=[t for t in passing if t not in missing],
-                         unknown=unknown)
+    gaps = unanswered(focus, ev, focus.key_names(ev.weights))
+    if best is None or gaps or not enough:
+        return Selection([], related, gaps.missing, coverage, passing=gaps.passing, unknown=gaps.unknown,
+                         unranked=gaps.unranked)
     chosen: list[Unit] = []
     for s in scored:
         if len(chosen) >= limit or s.score < FLOOR * best.score:
@@ -700,4 +479,4 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
         chosen.append(s.unit)
     forms = set().union(*(u.forms for u in chosen)) if chosen else set()
     uncovered = [t for t in focus.terms if t.named and not mentions(t, forms, " ".join(u.text for u in chosen))]
-    return Selection(chosen, [], missing, coverage, uncovered=uncovered)
+    return Selection(chosen, [], gaps.missing, coverage, uncovered=uncovered)

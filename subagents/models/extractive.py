@@ -206,10 +206,11 @@ class ExtractiveModel:
         open_questions += [f"The documents mention {t.text} only in passing: no title or heading names it."
                            for t in sel.passing]
         open_questions += [f"The documents never use the word {t.text}." for t in sel.unknown]
+        open_questions += [f"No retrieved passage says which is {r.text}." for r in sel.unranked]
         open_questions += [f"No claim mentions {t.text}." for t in sel.uncovered if t not in sel.missing]
         if not sel.found:
             status = "failed"
-            if not sel.missing and not sel.passing and not sel.unknown:
+            if not sel.missing and not sel.passing and not sel.unknown and not sel.unranked:
                 open_questions.append("No retrieved passage answers this closely enough to quote.")
         else:
             status = "ok" if not sel.uncovered else "partial"

@@ -1,0 +1,364 @@
+"""What an objective asks about that the documents do not cover: a name or identifier no retrieved text
+mentions, a name only mentioned in passing (no title or heading, no API entry names it), a product
+version no release notes title, a library no heading names, a tool no English word names, a name of
+several words no retrieved text joins ("SQL Server"), a ranking no passage states ("the most popular web
+framework"), or — in a corpus large enough for its vocabulary to tell — ordinary words the corpus never
+uses. Each is a reason for "not found" however well the objective's other words are covered (`unanswered`)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .evidence import Evidence
+from .terms import STOP, Term, TermKind, Weights, make_term, mentions, text_forms
+
+if TYPE_CHECKING:
+    from .selection import Focus
+
+def unmatchable(term: Term, weights: Weights, text: str) -> bool:
+    """A word of what is asked that no passage of a large corpus uses ("islands" in a database's manual):
+    no sentence can cover it, so it stays in what a sentence should cover, and an answer matching the
+    rest only is weaker — a question about something else scores low instead of high on its other words."""
+    return (weights.passages >= UNKNOWN_MIN_PASSAGES and term.kind is TermKind.WORD and _never_used(term, weights)
+            and not _verb_slot(term, text))
+
+
+def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
+    """Names, identifiers and versions the objective names that no retrieved text mentions; a
+    dotted identifier whose package no passage of the corpus holds (`torch.nn.Linear`) is missing
+    even when its last part ("linear") is an ordinary word there."""
+    forms, raw = ev.all_forms(), ev.all_text()
+    names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)]
+    return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
+
+
+def _asked_by_name(t: Term, question: str) -> bool:
+    """A term the text must hold to be about the question: a name, an identifier, a version ("3.12"), an
+    operator asked about ("::" is named as much as a function); not a value in arithmetic ("0.1 + 0.2")."""
+    x = re.escape(t.text)
+    if t.kind is TermKind.SYMBOL:
+        return not re.search(rf"\d\s*{x}\s*\.?\d", question)  # "+" between numbers is arithmetic
+    if t.kind is TermKind.NUMBER:
+        return "." in t.text and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
+    return t.named
+
+
+_NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")
+
+
+def undocumented_versions(focus: Focus, weights: Weights) -> list[Term]:
+    """A version of the corpus's own product ("Python 3.13", "PostgreSQL 17.2") that no title or
+    heading names: release notes title the versions a documentation set covers, so this one it does
+    not (a number after any other name, "0.1 + 0.2", is left alone)."""
+    out = []
+    for m in _NAMED_VERSION.finditer(f"{focus.question.text} {focus.whole}"):
+        name, number = make_term(m.group(1), TermKind.NAME), make_term(m.group(2), TermKind.NUMBER)
+        if weights.domain(name) and weights.titled.get(number.key) == 0:
+            out.append(make_term(f"{m.group(1)} {m.group(2)}", TermKind.NAME))
+    return list({t.text: t for t in out}.values())
+
+
+_PRODUCT = re.compile(r"\bthe\s+([A-Za-z][\w.+-]*)\s+(?:library|package|module|framework|extension|plugin)\b", re.I)
+_NOT_A_PRODUCT = frozenset("same whole entire own new following above other third-party external given current main "
+                           "standard this that".split())
+
+
+def _headings(ev: Evidence) -> str:
+    """Every retrieved title and heading, lower-cased: where the documentation names what it covers."""
+    return " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
+
+
+def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
+    """What the question calls a library, package or module by name ("the requests library") when no retrieved
+    title or heading names it as written: the documentation gives each library it covers a page or a section,
+    so one it names only in the text it does not document ("requests" is not in "urllib.request", whose stem
+    it shares; "widget" is in "Widgets", "test" in "unittest")."""
+    headings = _headings(ev)
+    out = []
+    for m in _PRODUCT.finditer(f"{focus.question.text} {focus.whole}"):
+        word = m.group(1)
+        if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP:
+            continue
+        if word.lower() not in headings:  # as written, inside a longer word too ("Widgets", "unittest")
+            out.append(make_term(word, TermKind.NAME))
+    return list({t.text: t for t in out}.values())
+
+
+# wordfreq's Zipf frequency (log10 of uses per billion words) of a word of English: a capitalised name at or
+# above it is a word ("Windows" 5.0; "PyInstaller" 0), an ordinary word at or above the lower one is
+# English or its jargon ("checksum" 2.3, "pythonic" 1.1, "iterable" 1.4; "pgbouncer", "pgvector" 0)
+ENGLISH_ZIPF, JARGON_ZIPF = 2.5, 1.0
+
+
+@functools.lru_cache(maxsize=4096)
+def zipf(word: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word.lower(), "en")
+
+
+def english(t: Term) -> bool:
+    """A word English uses (wordfreq), not a product or a tool's name ("PyInstaller", "pgbouncer")."""
+    return zipf(t.text.strip("`")) >= (ENGLISH_ZIPF if t.kind is TermKind.NAME else JARGON_ZIPF)
+
+
+def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
+    """The objective's own names and words that are no English ("PyInstaller", "pgbouncer", "pgvector", `english`) which
+    the corpus mentions only in passing or never, and no retrieved title or heading names: the question asks
+    about a tool the documents do not cover, however documented its other words are ("Windows", "index").
+    A word that says what is done ("how do I memoize …", "when blorping") is the user's wording, not the thing
+    asked about."""
+    w = ev.weights
+    if w.passages < UNKNOWN_MIN_PASSAGES:  # a small corpus mentions everything in passing
+        return []
+    headings = _headings(ev)
+    raw = ev.all_text()
+    out = []
+    for t in dict.fromkeys(focus.question.terms + focus.about):
+        word = t.text.strip("`").lower()
+        if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4:
+            continue
+        if not (w.incidental(t) or w.absent(t)) or word in headings or english(t):  # (wordfreq loads in 0.6 s: last)
+            continue
+        if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
+                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev):
+            continue
+        out.append(t)
+    return out
+
+
+UNKNOWN_SHARE = 0.2  # words the corpus never uses, at least this share of an objective's terms: not about the corpus
+UNKNOWN_MIN_PASSAGES = 1000  # a smaller corpus lacks ordinary words too: that a word is not in it says little
+_INFLECTED = re.compile(r"(?:ing|ed|ly)$")
+
+
+def _never_used(term: Term, weights: Weights) -> bool:
+    """No passage of the corpus contains the word (its statistics say so): a compound when one of its
+    parts is never used ("scikit-learn", not "CPU-heavy"); a verb's -ing/-ed form or an adverb says how
+    something is asked ("without stalling"), not what it is about, so it does not count."""
+    if "-" in term.text:
+        parts = [x.lower() for x in re.findall(r"[A-Za-z]{3,}", term.text)]
+        return any(weights.df.get(x) == 0 for x in parts)
+    return weights.absent(term) and not _INFLECTED.search(term.text.lower())
+
+
+_AUX_SUBJECT = r"\b(?:do|does|did|can|could|will|would|should|might|must)\s+(?:(?:my|the|a|an|this|that|your|our|its|their)\s+)?[\w.()'-]+\s+"
+
+
+def _verb_slot(term: Term, text: str) -> bool:
+    """Right after a subject or "to" ("how do I wipe …", "a way to squash …", "why does my regex gobble …"):
+    the action asked for, worded the user's way, not the thing asked about."""
+    word = re.escape(term.text)
+    return bool(re.search(rf"\b(?:i|we|you|to)\s+{word}\b|{_AUX_SUBJECT}{word}\b", text, re.I))
+
+
+_PREFIX = re.compile(r"^(?:sub|super|re|un|non|pre|post|multi|inter|over|under|mis|dis|auto|self|co|de)-?(?=[a-z]{4,})")
+
+
+def derived(term: Term, focus: Focus, raw: str) -> bool:
+    """A word made of an English prefix and a word the question or the retrieved text does use
+    ("subfolders": sub + folders): the user's own word for something documented, not a word about
+    something else."""
+    word = term.text.lower()
+    m = _PREFIX.match(word)
+    if not m:
+        return False
+    rest = text_forms(word[m.end():])
+    return any(rest & t.forms for t in focus.terms if t is not term) or any(
+        re.search(rf"\b{re.escape(f)}", raw, re.I) for f in rest if len(f) >= 4)
+
+
+def unknown_words(focus: Focus, weights: Weights, raw: str = "") -> list[Term]:
+    """The objective's ordinary words that the corpus never uses ("seaborn", "football", "Vue" opening an
+    objective), when they are a fifth or more of its content terms: it asks about something the
+    documents do not cover, in a corpus large enough for its vocabulary to tell. (Names and identifiers
+    no retrieved text mentions are `missing_names`.)"""
+    if weights.passages < UNKNOWN_MIN_PASSAGES:
+        return []
+    terms = [t for t in dict.fromkeys(focus.question.terms + focus.about)
+             if t.kind not in (TermKind.SYMBOL, TermKind.NUMBER)]
+    unknown = [t for t in terms if t.kind is TermKind.WORD and _never_used(t, weights)
+               and not _verb_slot(t, focus.question.text) and not derived(t, focus, raw)]
+    return unknown if terms and len(unknown) >= UNKNOWN_SHARE * len(terms) else []
+
+
+def _foreign_package(term: Term, weights: Weights) -> bool:
+    if term.kind is not TermKind.IDENT or "." not in term.text.strip(".") or term.text[0].isdigit():
+        return False
+    root = term.text.strip(".@").split(".", 1)[0].lower()
+    return weights.df.get(root) == 0
+
+
+def api_entry(term: Term, raw: str) -> bool:
+    """An identifier the retrieved text shows with its arguments ("jsonb_set ( target jsonb, …"): an entry of
+    the documentation (a row of a function table has no heading of its own), not a mention in passing. A
+    hyphenated name counts by the function named after it ("SHA-256": `sha256()`, "CRC-32": `crc32()`)."""
+    if term.kind is TermKind.NAME and "-" in term.text:
+        squashed = term.text.replace("-", "")
+        return bool(re.search(rf"(?<![\w.]){re.escape(squashed)}\s*\(", raw, re.I))
+    name = _CALL_TAIL.sub("", term.text.strip("`@"))
+    return term.kind is TermKind.IDENT and bool(name) and bool(
+        re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", raw))
+
+
+_CALL_TAIL = re.compile(r"\(.*\)$")
+_TITLE_WORD = re.compile(r"[A-Za-z]+")
+
+
+def spells(term: Term, text: str) -> bool:
+    """The term is an acronym of consecutive words of the text ("GIL": "global interpreter lock"; "WAL":
+    "Write-Ahead Logging")."""
+    letters = term.text.lower()
+    if term.kind is not TermKind.NAME or not term.text.isupper() or not 2 <= len(letters) <= 6 or not letters.isalpha():
+        return False
+    words = [w.lower() for w in _TITLE_WORD.findall(text)]
+    return any("".join(w[0] for w in words[i:i + len(letters)]) == letters for i in range(len(words) - len(letters) + 1))
+
+
+def spelled_out(term: Term, ev: Evidence) -> bool:
+    """An acronym whose words title or head a retrieved passage ("CTE": "WITH Queries (Common Table
+    Expressions)"): the documentation names it in full, not in passing."""
+    return any(spells(term, f"{p.title} {p.heading}") for p in ev.passages.values())
+
+
+_TITLE_CASE_SHARE = 0.6  # a question with this share of its words capitalised is written in title case
+
+
+def _compounds(question: str, terms: list[Term]) -> list[str]:
+    """Runs of two or more names written next to each other ("SQL Server", "Oracle Database Enterprise
+    Edition"), as the question writes them; none in a question written in title case, whose every word
+    looks like a name."""
+    words = re.findall(r"[A-Za-z][\w+#.-]*", question)
+    if not words or sum(w[0].isupper() for w in words) >= _TITLE_CASE_SHARE * len(words):
+        return []
+    names = {t.text for t in terms if t.kind is TermKind.NAME}
+    runs, run = [], []
+    for tok in re.findall(r"[\w+#.-]+|\S", question):
+        if tok.rstrip(".") in names:
+            run.append(tok.rstrip("."))
+            continue
+        if len(run) >= 2:
+            runs.append(" ".join(run))
+        run = []
+    if len(run) >= 2:
+        runs.append(" ".join(run))
+    return runs
+
+
+def _phrase(words: str) -> re.Pattern[str]:
+    """The words next to each other, in any case, spaces or hyphens between ("Row Level" in "row-level")."""
+    return re.compile(r"(?<![\w-])" + r"[\s-]+".join(re.escape(w) for w in words.split()) + r"(?![\w-])", re.I)
+
+
+def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
+    """A name of several words ("SQL Server", "Oracle Database") that no retrieved text or heading holds as
+    written, though each word alone is common ("SQL", "server", "database"): the documents name something else
+    with those words, not the product asked about. The corpus's own names before another name say where it is
+    ("PostgreSQL MVCC" is MVCC in PostgreSQL), and names of what the documents cover are joined in the text
+    when both are ("VACUUM FULL", "READ UNCOMMITTED")."""
+    text = f"{ev.all_text()} {_headings(ev)}"
+    out = []
+    for run in _compounds(focus.question.text, focus.question.terms):
+        words = run.split()
+        own = [not ev.weights.domain(make_term(w, TermKind.NAME)) for w in words]
+        if any(own):  # the corpus's own names before the thing named ("PostgreSQL MVCC") say where it is
+            words = words[own.index(True):]
+        if len(words) >= 2 and not _phrase(" ".join(words)).search(text):
+            out.append(make_term(" ".join(words), TermKind.NAME))
+    return out
+
+
+# a ranking by opinion or by the market ("the best IDE", "the most popular framework", "the cheapest host")
+_MEASURE = (r"(?P<measure>best|worst|cheapest|fastest|most\s+popular|most\s+(?:widely\s+)?used|most\s+recommended|"
+            r"favou?rite)(?![\w-])")
+_WAY = frozenset("way ways method methods approach approaches practice practices idiom technique techniques strategy "
+                 "solution option options means".split())
+_RANKED = (
+    re.compile(r"\b(?:which|what)\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+)\s+(?:is|are|was|were|has|have|"
+               r"offers?|gives?|provides?|runs?|performs?|works?)\s+(?:the\s+)?" + _MEASURE, re.I),
+    re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+the\s+" + _MEASURE +
+               r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
+               r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)", re.I),
+)
+# the words a passage ranking things by each measure says it with
+_STATED = {"best": ("best", "preferred", "recommended", "recommend", "ideal", "optimal"), "worst": ("worst",),
+           "cheapest": ("cheapest", "least expensive"), "fastest": ("fastest", "quickest"),
+           "popular": ("popular", "popularity"), "used": ("widely used", "commonly used", "most used"),
+           "recommended": ("recommended", "recommend", "preferred"), "favourite": ("favourite", "favorite")}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The question asks which of a kind of thing ranks first by a measure ("the most popular web framework")."""
+
+    measure: str  # "most popular"
+    category: str  # "web framework"
+
+    @property
+    def text(self) -> str:
+        return f"the {self.measure} {self.category}"
+
+
+def rankings(question: str) -> list[Ranking]:
+    out = []
+    for pattern in _RANKED:
+        for m in pattern.finditer(question):
+            category = " ".join(w for w in m.group("category").split() if w.lower() not in STOP)
+            if category and category.split()[-1].lower() not in _WAY:
+                out.append(Ranking(re.sub(r"\s+", " ", m.group("measure").lower()), category))
+    return out
+
+
+def _states(ranking: Ranking, text: str) -> bool:
+    """The text ranks that kind of thing by that measure: a word of the measure and the kind's own word
+    ("framework" for "web framework") in one passage."""
+    key = next(k for k in _STATED if k in ranking.measure.replace("favorite", "favourite"))
+    lowered = text.lower()
+    head = text_forms(ranking.category.split()[-1])
+    return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & text_forms(text))
+
+
+def unranked(focus: Focus, ev: Evidence) -> list[Ranking]:
+    """Rankings the question asks for that no retrieved passage states: documentation describes what each
+    thing does; which product is the best, the cheapest or the most popular it does not say (the passage
+    that recommends an index type for text search does)."""
+    passages = [f"{p.context} {p.text}" for p in ev.passages.values()]
+    return [r for r in rankings(focus.question.text) if not any(_states(r, t) for t in passages)]
+
+
+@dataclass
+class Unanswered:
+    """Why the documents do not answer an objective, however well its other words are covered."""
+
+    missing: list[Term] = field(default_factory=list)  # named terms no retrieved text mentions
+    passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
+    unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
+    unranked: list[Ranking] = field(default_factory=list)  # rankings asked for that no passage states
+
+    def __bool__(self) -> bool:
+        return bool(self.missing or self.passing or self.unknown or self.unranked)
+
+
+def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
+    """Every reason the documents do not cover what the objective asks (`names`: its key names). A name no
+    retrieved text mentions is not also said to be mentioned in passing."""
+    raw, forms = ev.all_text(), ev.all_forms()
+    missing = missing_names(focus, ev)
+    passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
+                                     for t in names) else []
+    passing += undocumented_versions(focus, ev.weights)
+    for t in undocumented_products(focus, ev):  # named in the text only, or not at all
+        if mentions(t, forms, raw):
+            passing.append(t)
+        elif t not in missing:
+            missing.append(t)
+    for t in undocumented_names(focus, ev):
+        if t in passing or t in missing:
+            continue
+        (passing if mentions(t, forms, raw) else missing).append(t)
+    missing += [t for t in undocumented_compounds(focus, ev) if t not in missing]
+    return Unanswered(missing, [t for t in passing if t not in missing], unknown_words(focus, ev.weights, raw),
+                      unranked(focus, ev))
