@@ -997,6 +997,7 @@ def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: 
     ("What is the cheapest managed PostgreSQL hosting?", "cheapest", "managed PostgreSQL hosting"),
     ("What's the best IDE for Python development?", "best", "IDE"),
     ("Which JSON library is fastest?", "fastest", "JSON library"),
+    ("What is Guido van Rossum's favourite food?", "favourite", "food"),
 ])
 def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, category: str) -> None:
     assert [(r.measure, r.category) for r in rankings(question)] == [(measure, category)]
@@ -1007,3 +1008,13 @@ def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, 
                                       "Which isolation level is the strictest?", "What is the best practice for logging?"])
 def test_a_question_asking_how_or_about_a_property_ranks_nothing(question: str) -> None:
     assert rankings(question) == []
+
+
+def test_a_year_no_passage_mentions_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # the documents were written before 2031: what widgets did then they cannot say, however well the rest matches
+    result = run("Why do widgets share one theme object in 2031?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage mentions 2031." in result.report
+    (docs / "changes.txt").write_text("Changes\n\nSince 2031 widgets share one theme object to save memory.\n")
+    report = run("Why do widgets share one theme object in 2031?", docs, tmp_path / "again").report
+    assert "do not answer this question" not in report, report

@@ -1,6 +1,6 @@
 """What an objective asks about that the documents do not cover: a name or identifier no retrieved text
 mentions, a name only mentioned in passing (no title or heading, no API entry names it), a product
-version no release notes title, a library no heading names, a tool no English word names, a name of
+version no release notes title, a year no passage mentions, a library no heading names, a tool no English word names, a name of
 several words no retrieved text joins ("SQL Server"), a ranking no passage states ("the most popular web
 framework"), or — in a corpus large enough for its vocabulary to tell — ordinary words the corpus never
 uses. Each is a reason for "not found" however well the objective's other words are covered (`unanswered`)."""
@@ -59,6 +59,16 @@ def undocumented_versions(focus: Focus, weights: Weights) -> list[Term]:
         if weights.domain(name) and weights.titled.get(number.key) == 0:
             out.append(make_term(f"{m.group(1)} {m.group(2)}", TermKind.NAME))
     return list({t.text: t for t in out}.values())
+
+
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def undocumented_years(focus: Focus, weights: Weights) -> list[Term]:
+    """A year no passage of the corpus mentions ("what changed in 2031?"): the documents were written before
+    it, or never dealt with it."""
+    return [t for t in dict.fromkeys(focus.question.terms) if t.kind is TermKind.NUMBER and _YEAR.match(t.text)
+            and weights.absent(t)]
 
 
 _PRODUCT = re.compile(r"\bthe\s+([A-Za-z][\w.+-]*)\s+(?:library|package|module|framework|extension|plugin)\b", re.I)
@@ -279,7 +289,7 @@ _WAY = frozenset("way ways method methods approach approaches practice practices
 _RANKED = (
     re.compile(r"\b(?:which|what)\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+)\s+(?:is|are|was|were|has|have|"
                r"offers?|gives?|provides?|runs?|performs?|works?)\s+(?:the\s+)?" + _MEASURE, re.I),
-    re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+the\s+" + _MEASURE +
+    re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the|(?:[\w.-]+\s+){0,3}?[\w.-]+'s)\s+" + _MEASURE +
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
                r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)", re.I),
 )
@@ -350,6 +360,7 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
                                      for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
+    missing += [t for t in undocumented_years(focus, ev.weights) if t not in missing]
     for t in undocumented_products(focus, ev):  # named in the text only, or not at all
         if mentions(t, forms, raw):
             passing.append(t)
