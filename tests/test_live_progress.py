@@ -21,7 +21,6 @@ from subagents.events import EventRecord
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
 from .browser import artifacts, browser  # noqa: F401  (fixture, used through request)
-from .conftest import ROOT
 from .test_claude_run import DOCS, QUESTION, TASKS, Scenario, make_plan
 
 LEAD, SUB = "claude-opus-4-6", "claude-haiku-4-5"

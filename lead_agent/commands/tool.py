@@ -14,7 +14,6 @@ each with one line `research: error: …` on stderr (no traceback).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 

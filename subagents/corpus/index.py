@@ -34,7 +34,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-import numpy as np
 
 try:
     import fcntl
