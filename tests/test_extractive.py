@@ -987,6 +987,10 @@ def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: 
     (docs / "themes.txt").write_text("Themes\n\nThe plain theme is recommended for widgets that draw often.\n")
     report = run("Which theme is the best for widgets?", docs, tmp_path / "again").report
     assert "plain theme is recommended" in section(report, "Answer"), report
+    # a word of the measure in a sentence about something else is no ranking, whatever heading it is under
+    (docs / "tour.txt").write_text("Toolkit tour\n\nThe race example of the tour prints which gadget ran fastest.\n")
+    result = run("Which widget toolkit is the fastest?", docs, tmp_path / "tour")
+    assert "No retrieved passage says which is the fastest widget toolkit." in result.report, result.report
     # the best way to do something asks how, not which product ranks first
     report = run("What is the best way to copy a widget with its children?", docs, tmp_path / "way").report
     assert "clone() with deep=True" in section(report, "Answer"), report

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .evidence import Evidence
+from .evidence import Evidence, units_of
 from .terms import STOP, Term, TermKind, Weights, make_term, mentions, text_forms
 
 if TYPE_CHECKING:
@@ -322,21 +322,25 @@ def rankings(question: str) -> list[Ranking]:
     return out
 
 
-def _states(ranking: Ranking, text: str) -> bool:
-    """The text ranks that kind of thing by that measure: a word of the measure and the kind's own word
-    ("framework" for "web framework") in one passage."""
+def _states(ranking: Ranking, sentence: str) -> bool:
+    """The sentence ranks that kind of thing by that measure: a word of the measure and the kind's own word
+    ("framework" for "web framework") in it (a heading's word is no ranking: "fastest" in an example under
+    "Brief Tour of the Standard Library" says nothing of JSON libraries)."""
     key = next(k for k in _STATED if k in ranking.measure.replace("favorite", "favourite"))
-    lowered = text.lower()
+    lowered = sentence.lower()
     head = text_forms(ranking.category.split()[-1])
-    return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & text_forms(text))
+    return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & text_forms(sentence))
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Ranking]:
-    """Rankings the question asks for that no retrieved passage states: documentation describes what each
-    thing does; which product is the best, the cheapest or the most popular it does not say (the passage
-    that recommends an index type for text search does)."""
-    passages = [f"{p.context} {p.text}" for p in ev.passages.values()]
-    return [r for r in rankings(focus.question.text) if not any(_states(r, t) for t in passages)]
+    """Rankings the question asks for that no retrieved sentence states: documentation describes what each
+    thing does; which product is the best, the cheapest or the most popular it does not say (the sentence
+    calling GIN "the preferred text search index type" does)."""
+    asked = rankings(focus.question.text)
+    if not asked:
+        return []
+    said = [u.text for p in ev.passages.values() for u in units_of(p)]
+    return [r for r in asked if not any(_states(r, s) for s in said)]
 
 
 @dataclass
