@@ -2,6 +2,7 @@
 BM25 baseline computed in the same run, per corpus and per split (dev / test / holdout / holdout2 reported apart).
 
     python bench/bench_quality.py [--sets python,postgresql] [--split dev|test|holdout|holdout2|all] [--limit N]
+    python bench/bench_quality.py --questions bench/probes/python_unanswerable.jsonl --corpus /usr/share/doc/python3.11/html
     python bench/bench_quality.py --questions FILE.jsonl --corpus ROOT   # any question set
 
 Question sets are lead_agent/compare/data/*.jsonl (format in its README). For every question the
@@ -42,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 DATA = Path(__file__).resolve().parents[1] / "lead_agent" / "compare" / "data"
 SETS = {"python": ("python_docs.jsonl", "/usr/share/doc/python3.11/html"),
         "postgresql": ("postgresql_docs.jsonl", "/usr/share/doc/postgresql-doc-15/html")}
-SPLITS = ("dev", "test", "holdout", "holdout2")
+SPLITS = ("dev", "test", "holdout", "holdout2", "probe")  # probe: bench/probes, outside the shipped sets
 ARTICLES = {"a", "an", "the"}
 REF = re.compile(r"^(\d+)\. .* — `([^`]+)` \((S\d+)\)$")
 MARK = re.compile(r"\[(\d+(?:\]\[\d+)*)\]")

@@ -313,6 +313,8 @@ class Ranking:
 
 
 def rankings(question: str) -> list[Ranking]:
+    """The rankings a question asks for: "which X is the best", "what is the most popular X" (someone's
+    "favourite X" too); not "the best way to …" or "the best practice for …", which ask how."""
     out = []
     for pattern in _RANKED:
         for m in pattern.finditer(question):

@@ -9,7 +9,7 @@ failure is listed on stderr), 2 on bad usage.
 
 Checks, for every line of QUESTIONS.jsonl:
   * it is a JSON object with the fields id, question, answers, gold_sources, tags, split;
-    ids are unique; split is "dev", "test", "holdout" or "holdout2";
+    ids are unique; split is "dev", "test", "holdout", "holdout2" or "probe" (bench/probes);
   * tags hold exactly one question type (how-to, why, what-is, comparison, multi-part, list),
     exactly one of answerable / unanswerable, and exactly one corpus tag (python, postgresql);
   * unanswerable questions have empty answers and gold_sources;
@@ -37,7 +37,7 @@ from pathlib import Path
 TYPES = ("how-to", "why", "what-is", "comparison", "multi-part", "list")
 ANSWERABILITY = ("answerable", "unanswerable")
 CORPORA = ("python", "postgresql")
-SPLITS = ("dev", "test", "holdout", "holdout2")
+SPLITS = ("dev", "test", "holdout", "holdout2", "probe")
 FIELDS = ("id", "question", "answers", "gold_sources", "tags", "split")
 PART_SEPARATOR = "; "
 
