@@ -1009,7 +1009,8 @@ def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, 
 
 @pytest.mark.parametrize("question", ["What is the fastest way to concatenate strings?",
                                       "What is the worst-case cost of a dict lookup?",
-                                      "Which isolation level is the strictest?", "What is the best practice for logging?"])
+                                      "Which isolation level is the strictest?", "What is the best practice for logging?",
+                                      "Which of json or pickle is the fastest?"])
 def test_a_question_asking_how_or_about_a_property_ranks_nothing(question: str) -> None:
     assert rankings(question) == []
 

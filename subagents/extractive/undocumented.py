@@ -293,6 +293,7 @@ _RANKED = (
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
                r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)", re.I),
 )
+_CHOICE = re.compile(r"^of\b|\b(?:or|and|vs\.?|versus)\b|,", re.I)  # named things to choose among, not a kind
 # the words a passage ranking things by each measure says it with
 _STATED = {"best": ("best", "preferred", "recommended", "recommend", "ideal", "optimal"), "worst": ("worst",),
            "cheapest": ("cheapest", "least expensive"), "fastest": ("fastest", "quickest"),
@@ -314,10 +315,13 @@ class Ranking:
 
 def rankings(question: str) -> list[Ranking]:
     """The rankings a question asks for: "which X is the best", "what is the most popular X" (someone's
-    "favourite X" too); not "the best way to …" or "the best practice for …", which ask how."""
+    "favourite X" too); not "the best way to …" or "the best practice for …", which ask how, nor "which of
+    json or pickle is the fastest", which compares the things it names."""
     out = []
     for pattern in _RANKED:
         for m in pattern.finditer(question):
+            if _CHOICE.search(m.group("category")):  # "which of json or pickle is the fastest": a comparison
+                continue
             category = " ".join(w for w in m.group("category").split() if w.lower() not in STOP)
             if category and category.split()[-1].lower() not in _WAY:
                 out.append(Ranking(re.sub(r"\s+", " ", m.group("measure").lower()), category))
