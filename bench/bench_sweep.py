@@ -2,7 +2,7 @@
 random section headings of a corpus in twenty shapes (what-is, how-to, why, comparisons, three-part
 questions, quoted, version-prefixed, bare headings, "???"), each run once.
 
-    python bench/bench_sweep.py [--corpus ROOT] [--n N] [--seed S] [--cache-dir DIR]
+    python bench/bench_sweep.py [--corpus ROOT] [--n N] [--seed S] [--cache-dir DIR] [--show-empty]
 
 Prints the share of runs that completed, found nothing (completed_empty), failed, or crashed (an exception
 that is not a run failure), the share of quoted sentences that are cut, and the share of runs slower than
@@ -60,6 +60,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=100, help="questions (default 100)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "research-agents")
+    ap.add_argument("--show-empty", action="store_true", help="print each question that found nothing")
     args = ap.parse_args()
     from bench_quality import claim_sentences, is_cut
     from lead_agent import research_sync
@@ -80,6 +81,8 @@ def main() -> int:
                 result = research_sync(q, corpus=[root], runs_dir=Path(tmp), cache_dir=args.cache_dir,
                                        use_config_file=False, environ={})
                 counts[result.manifest["status"]] += 1
+                if args.show_empty and result.manifest["status"] == "completed_empty":
+                    print(f"  empty: {q[:100]!r}")
                 got = claim_sentences(result.report)
                 sentences += len(got)
                 for s in got:

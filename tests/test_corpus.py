@@ -487,6 +487,10 @@ async def test_tools_register_sources_and_read_full_text(corpus_dir: Path, cache
         # and how many name it in their title or headings ("Frobnicating widgets" is a heading)
         titled = again["corpus"]["term_titles"]
         assert titled["widgets"] >= 1 and titled["widgets"] <= stats["widgets"]
+        # and of a name written in several capitalised words, the phrase ("Frobnicating widgets" is a heading)
+        named = _payload((await box.call(ToolUseBlock("t5", "search_corpus", {"query": "Why do Frobnicating Widgets spin?"}),
+                                         allowed, ctx)).content)["corpus"]
+        assert named["term_passages"]["frobnicating widgets"] >= 1 and named["term_titles"]["frobnicating widgets"] >= 1
 
 
 async def test_tool_errors_are_readable(corpus_dir: Path, cache: Path) -> None:

@@ -1023,3 +1023,41 @@ def test_a_year_no_passage_mentions_is_not_found(docs: Path, tmp_path: Path) -> 
     (docs / "changes.txt").write_text("Changes\n\nSince 2031 widgets share one theme object to save memory.\n")
     report = run("Why do widgets share one theme object in 2031?", docs, tmp_path / "again").report
     assert "do not answer this question" not in report, report
+
+
+def _searched(question: str, text: str, counts: dict[str, int], titles: dict[str, int], passages: int = 5000):
+    """The evidence a search for the question brings back: one passage, and the corpus's counts."""
+    from subagents.extractive.evidence import gather
+    from subagents.model import ToolResultBlock, ToolUseBlock
+
+    payload = {"query": question, "results": [{"source_id": "S1", "passage_id": "p#1", "title": "Backups",
+                                                "heading": "Backups", "snippet": text}],
+               "corpus": {"passages": passages, "term_passages": counts, "term_titles": titles}}
+    return gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
+
+
+@pytest.mark.parametrize("counts, titles, why", [
+    ({"gadget server": 0}, {"gadget server": 0}, "missing"),  # no passage of the corpus joins the words
+    ({"gadget server": 2}, {"gadget server": 0}, "passing"),  # two passages, no title: in passing ("SQL server")
+    ({"gadget server": 4}, {"gadget server": 1}, None),  # a heading names it: documented, this search missed it
+    ({"gadget server": 80}, {"gadget server": 0}, None),  # used often: documented
+])
+def test_a_name_of_several_words_is_judged_by_the_corpus_counts_of_its_phrase(counts, titles, why) -> None:
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import unanswered
+
+    question = "How do I back up a Gadget Server database?"
+    ev = _searched(question, "To back up a gadget database, stop the server and copy its files.", counts, titles)
+    focus = focus_of(question)
+    gaps = unanswered(focus, ev, focus.key_names(ev.weights))
+    named = {"missing": [t.text for t in gaps.missing], "passing": [t.text for t in gaps.passing]}
+    assert all(named[k] == (["Gadget Server"] if k == why else []) for k in named), named
+
+
+def test_capitalised_runs_of_a_question_are_phrases_to_count() -> None:
+    from subagents.corpus.query import name_runs
+
+    assert name_runs("How do I back up a SQL Server database?") == ["sql server"]
+    assert name_runs("Does Oracle Database support it?") == ["does oracle database", "oracle database"]
+    assert name_runs("What is Row-Level Security?") == ["row level security"]
+    assert name_runs("how do I copy a file?") == []

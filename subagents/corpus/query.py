@@ -32,6 +32,23 @@ _PART = re.compile(r"[^\W_]+")
 _QUOTED = re.compile(r"`([^`]+)`")
 
 
+_NAME_RUN = re.compile(r"\b[A-Z][\w+#]*(?:[ -][A-Z][\w+#]*)+\b")
+
+
+def name_runs(question: str) -> list[str]:
+    """Runs of capitalised words as the question writes them ("SQL Server", "Notes for Windows Users" gives
+    "Windows Users"), lower-cased, a space between: phrases whose passage counts tell a name of several
+    words the corpus holds from one it does not. A run opening the question is also taken without its first
+    word, capitalised as any sentence's is ("Does Oracle Database …": "oracle database")."""
+    out = []
+    for m in _NAME_RUN.finditer(question):
+        words = _PART.findall(m.group(0).lower())
+        out.append(" ".join(words))
+        if not question[:m.start()].strip(" \t\"'(") and len(words) > 2:
+            out.append(" ".join(words[1:]))
+    return list(dict.fromkeys(out))
+
+
 def _written_as_name(word: str, quoted: set[str], shouted: bool) -> bool:
     """A stopword the asker wrote as a name: in capitals in a question that is not all capitals
     ("WHERE", "HAVING", "IN": SQL keywords) or in backticks (`is`, `not`): the thing asked about,

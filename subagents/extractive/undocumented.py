@@ -264,9 +264,11 @@ def _phrase(words: str) -> re.Pattern[str]:
 
 
 def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
-    """A name of several words ("SQL Server", "Oracle Database") that no retrieved text or heading holds as
-    written, though each word alone is common ("SQL", "server", "database"): the documents name something else
-    with those words, not the product asked about. The corpus's own names before another name say where it is
+    """A name of several words ("SQL Server", "Oracle Database") that no retrieved text or heading holds, and the
+    corpus never or only in passing (the search's phrase counts, `name_runs`: "SQL server" twice, in no title),
+    though each word alone is common ("SQL", "server", "database"): the documents name something else with those
+    words, not the product asked about. One the corpus titles ("Notes for Windows Users") or uses often is
+    documented, though this search missed it. The corpus's own names before another name say where it is
     ("PostgreSQL MVCC" is MVCC in PostgreSQL), and names of what the documents cover are joined in the text
     when both are ("VACUUM FULL", "READ UNCOMMITTED")."""
     text = f"{ev.all_text()} {_headings(ev)}"
@@ -276,8 +278,12 @@ def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
         own = [not ev.weights.domain(make_term(w, TermKind.NAME)) for w in words]
         if any(own):  # the corpus's own names before the thing named ("PostgreSQL MVCC") say where it is
             words = words[own.index(True):]
-        if len(words) >= 2 and not _phrase(" ".join(words)).search(text):
-            out.append(make_term(" ".join(words), TermKind.NAME))
+        name = make_term(" ".join(words), TermKind.NAME)
+        if len(words) < 2 or _phrase(name.text).search(text):
+            continue
+        if ev.weights.known(name) and not (ev.weights.absent(name) or ev.weights.incidental(name)):
+            continue  # the corpus titles it, or uses it often: this search missed it
+        out.append(name)
     return out
 
 
@@ -380,6 +386,8 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
         if t in passing or t in missing:
             continue
         (passing if mentions(t, forms, raw) else missing).append(t)
-    missing += [t for t in undocumented_compounds(focus, ev) if t not in missing]
+    for t in undocumented_compounds(focus, ev):
+        if t not in missing and t not in passing:
+            (passing if ev.weights.incidental(t) else missing).append(t)
     return Unanswered(missing, [t for t in passing if t not in missing], unknown_words(focus, ev.weights, raw),
                       unranked(focus, ev))
