@@ -13,7 +13,7 @@ Coverage: the suite runs once with COVERAGE_PROCESS_START set, so every Python p
 (the `research` CLI in subprocesses, the benches) is measured too. Goal: no module of lead_agent/
 or subagents/ under 85% of lines.
 
-Not part of CI's test run (minutes, not seconds). It renices itself to 19: the machine is shared.
+Not part of CI's test run (minutes, not seconds). It renices itself to 19 (`--nice`): the machine is shared.
 Run time on the 2-core machine, shared with five other developers (load 5-12), reniced: 17 minutes for
 the mutation part (1990 mutants; mutmut forks one worker per core; survivors cost the most since every
 covering test runs, fetch.py alone takes 7 minutes), 11 minutes for coverage. `--save FILE` keeps the
@@ -496,9 +496,11 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, help="keep each module's mutmut directory here (for `mutmut browse`)")
     ap.add_argument("--save", type=Path, help="also write the mutation results (statuses, survivor diffs) as JSON")
     ap.add_argument("--load", type=Path, help="print the report of saved results instead of mutating again")
+    ap.add_argument("--nice", type=int, default=19, help="niceness to run at (default 19: a shared machine; "
+                    "at 19 beside busy processes it barely runs)")
     args = ap.parse_args()
     try:
-        os.nice(19)  # a shared machine: everything this starts runs at the lowest priority
+        os.nice(args.nice)  # everything this starts runs at this priority
     except OSError:
         pass
     t0 = time.perf_counter()

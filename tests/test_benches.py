@@ -35,9 +35,11 @@ SMALL = {
     "bench_viewer.py": lambda tmp: ["--subagents", "4", "--turns", "2", "--calls", "2"],
     "bench_sweep.py": lambda tmp: ["--corpus", str(small_corpus(tmp)), "--n", "3", "--cache-dir", str(tmp / "cache")],
     "bench_runs_index.py": lambda tmp: ["--runs", "200", "--repeat", "1"],
-    # one small function's mutants, and coverage of one test that starts the CLI in a subprocess
+    # one small function's mutants, and coverage of one test that starts the CLI in a subprocess; at the
+    # suite's priority (reniced to 19 beside a worker indexing python3-doc it got no CPU for 15 minutes in CI)
     "bench_mutation.py": lambda tmp: ["--modules", "subagents/tools.py", "--functions", "neutralise_markers",
-                                      "--coverage-tests", "tests/test_web_run.py::test_cli_run_help_lists_the_web_flags"],
+                                      "--coverage-tests", "tests/test_web_run.py::test_cli_run_help_lists_the_web_flags",
+                                      "--nice", "0"],
 }
 
 
