@@ -206,7 +206,7 @@ def test_html_chrome_dropped_and_structure_kept(corpus_dir: Path, cache: Path) -
         assert "acme.frob(widget, strength=1)" in text  # dt
         assert "Align the gears of widget." in text  # dd
         assert "widget = acme.Widget()\nacme.frob(widget)" in text  # pre keeps its lines
-        assert "strength | effect\n1 | gentle alignment" in text  # table rows
+        assert "strength | effect\n\n1 | gentle alignment" in text  # table rows, a block each
         cleaning = ix.search("dry cloth submerge gearboxes")[0]
         assert cleaning.heading == "Widget Guide > Cleaning"
         assert "- Use a dry cloth." in cleaning.text and "- Never submerge gearboxes." in cleaning.text
@@ -657,6 +657,48 @@ def test_an_api_entry_opens_a_passage_of_its_own() -> None:
     opening = [c.text.split("\n")[0] for c in chunks]
     assert opening == ["mod.a()", "mod.b()", "mod.e()"], opening
     assert "mod.c()" in chunks[1].text and "mod.d(x, y)" in chunks[1].text
+
+def _function_table(rows: int) -> str:
+    """A PostgreSQL-style function table: one cell per row, its paragraphs the signatures, what the function
+    does and an example."""
+    body = "".join(
+        f'<tr><td class="func_table_entry"><p class="func_signature">gadget_{i} ( g gadget ) → integer</p>'
+        f"<p>Counts the sprockets of gadget number {i}, {'one sprocket at a time, ' * 6}and returns the count.</p>"
+        f"<p>gadget_{i}('g') → {i}</p></td></tr>" for i in range(rows))
+    return (f"<html><body><h1>Gadget functions</h1><table><caption>Gadget functions</caption>"
+            f"<tr><th>Function</th></tr>{body}</table></body></html>")
+
+
+def test_a_table_row_of_paragraphs_keeps_them_apart_and_never_spans_two_passages() -> None:
+    """A function table's row is signature, description and example on lines of their own (run together,
+    "… → integer Counts …" read as one sentence), and a passage ends between rows, never inside one."""
+    from subagents.corpus.chunking import chunk_document
+    from subagents.corpus.html_text import html_to_document
+
+    chunks = chunk_document(html_to_document(_function_table(12), page="functions.html"))
+    assert len(chunks) > 1  # the table is longer than one passage
+    for i in range(12):
+        lines = [c.text.splitlines() for c in chunks if f"gadget_{i} ( g gadget ) → integer" in c.text]
+        assert len(lines) == 1, i  # the row in one passage
+        at = lines[0].index(f"gadget_{i} ( g gadget ) → integer")  # its own line
+        assert lines[0][at + 1].startswith(f"Counts the sprockets of gadget number {i},")
+        assert lines[0][at + 2] == f"gadget_{i}('g') → {i}"
+
+
+def test_a_function_table_row_is_a_signature_a_description_and_an_example() -> None:
+    from subagents.extractive.evidence import Passage, UnitKind, units_of
+
+    text = ("gadget_1 ( g gadget ) → integer\nCounts the sprockets of the gadget.\ngadget_1('g') → 1\n\n"
+            "jsonb @> jsonb → boolean\nDoes the first value contain the second?\n'{\"a\":1}'::jsonb @> '{}'::jsonb → t")
+    units = units_of(Passage("S1", "Functions", "", text, True))
+    assert [(u.kind, u.api) for u in units] == [
+        (UnitKind.SIGNATURE, "gadget_1 ( g gadget ) → integer"),
+        (UnitKind.SENTENCE, "gadget_1 ( g gadget ) → integer"),
+        (UnitKind.CODE, "gadget_1 ( g gadget ) → integer"),
+        (UnitKind.SIGNATURE, "jsonb @> jsonb → boolean"),
+        (UnitKind.SENTENCE, "jsonb @> jsonb → boolean"),
+        (UnitKind.CODE, "jsonb @> jsonb → boolean")], units
+
 
 def test_stopwords_written_as_names_are_searched() -> None:
     # SQL keywords in capitals and words in backticks are what the question is about

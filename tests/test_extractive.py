@@ -1061,3 +1061,49 @@ def test_capitalised_runs_of_a_question_are_phrases_to_count() -> None:
     assert name_runs("Does Oracle Database support it?") == ["does oracle database", "oracle database"]
     assert name_runs("What is Row-Level Security?") == ["row level security"]
     assert name_runs("how do I copy a file?") == []
+
+
+GADGET_FUNCTIONS = """<html><head><title>Gadget Functions</title></head><body><div role="main">
+<h1>Gadget Functions</h1><p>The functions below operate on gadget values.</p><table><caption>Gadget Functions</caption>
+<tr><th>Function</th></tr>
+<tr><td class="func_table_entry"><p class="func_signature">gadget_weight ( g gadget ) → numeric</p>
+<p>Weighs the gadget in grams, with its sprockets.</p><p>gadget_weight('small') → 12.5</p></td></tr>
+<tr><td class="func_table_entry"><p class="func_signature">gadget_count ( g gadget ) → integer</p>
+<p>Counts the sprockets of the gadget, spare sprockets included.</p><p>gadget_count('small') → 4</p></td></tr>
+<tr><td class="func_table_entry"><p class="func_signature">gadget_name ( g gadget ) → text</p>
+<p>Returns the name the gadget was given.</p><p>gadget_name('small') → small</p></td></tr>
+</table></div></body></html>"""
+
+
+def test_a_how_to_answered_by_a_function_table_row_shows_the_function(tmp_path: Path) -> None:
+    """The row's description says what the function does without naming it: the answer shows the
+    signature with it, never the row run together ("… → integer Counts …"); no Python label on it."""
+    docs = write_tree(tmp_path / "docs", {"functions-gadget.html": GADGET_FUNCTIONS})
+    answer = section(run("How do I count the sprockets of a gadget?", docs, tmp_path).report, "Answer")
+    first = answer.strip().splitlines()
+    assert first[0].startswith("Counts the sprockets of the gadget, spare sprockets included."), answer
+    assert first[1:4] == ["```", "gadget_count ( g gadget ) → integer", "```"], answer
+
+
+def test_an_sql_type_in_an_example_is_not_labelled_python(tmp_path: Path) -> None:
+    docs = write_tree(tmp_path / "docs", {"numeric.txt": "Numeric types\n\nNUMERIC(3, 1)\n"
+                                          "Declares a column of numbers with three digits, one of them a decimal digit.\n"})
+    answer = section(run("How do I declare a column of numbers with one decimal digit?", docs, tmp_path).report,
+                     "Answer")
+    assert "NUMERIC(3, 1)" in answer and "```python" not in answer, answer
+
+
+def test_a_function_named_for_what_is_asked_answers_though_its_description_does_not_repeat_the_name(
+        tmp_path: Path) -> None:
+    """The description below a signature is about the call the signature names: "length" in `gadget_length`
+    counts as the sentence's own word, and its meaning is read with the name, so the row of the function asked
+    about comes before a row that only says the word (`gadget_pad`'s "to the given length")."""
+    table = GADGET_FUNCTIONS.replace("</table>", """
+<tr><td class="func_table_entry"><p class="func_signature">gadget_pad ( g gadget, n integer ) → gadget</p>
+<p>Extends the gadget to the given length with spare sprockets.</p><p>gadget_pad('small', 9) → big</p></td></tr>
+<tr><td class="func_table_entry"><p class="func_signature">gadget_length ( g gadget ) → integer</p>
+<p>Returns the number of sprockets from end to end of the gadget.</p><p>gadget_length('small') → 3</p></td></tr>
+</table>""")
+    docs = write_tree(tmp_path / "docs", {"functions-gadget.html": table})
+    answer = section(run("How do I get the length of a gadget?", docs, tmp_path).report, "Answer")
+    assert answer.strip().startswith("Returns the number of sprockets from end to end of the gadget."), answer

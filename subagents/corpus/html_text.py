@@ -52,17 +52,28 @@ def _is_chrome(el: etree._Element) -> bool:
     return bool(cls) and not CHROME_CLASSES.isdisjoint(cls.split())
 
 
-def _table(el: etree._Element) -> str:
+def _cell(cell: etree._Element) -> str:
+    """A cell's text; a cell of paragraphs (a PostgreSQL function table's: signatures, description,
+    examples) one line per paragraph, so a reader tells the signature from what it does."""
+    paras = [_clean(_text(c)) for c in cell if isinstance(c.tag, str) and c.tag in ("p", "div", "pre")]
+    if len(paras) >= 2 and not _clean(cell.text or "") and all(not _clean(c.tail or "") for c in cell):
+        return "\n".join(p for p in paras if p)
+    return _clean(_text(cell))
+
+
+def _table(el: etree._Element) -> list[str]:
+    """The caption and each row: cells joined by " | " (a one-cell row of paragraphs on several lines)."""
     rows = []
     cap = el.find("caption")
     if cap is not None:
         rows.append(_clean(_text(cap)))
     for tr in el.iter("tr"):
-        cells = [_clean(_text(c)) for c in tr if c.tag in ("td", "th")]
-        line = " | ".join(c for c in cells if c)
-        if line:
-            rows.append(line)
-    return "\n".join(r for r in rows if r)
+        cells = [c for c in tr if c.tag in ("td", "th")]
+        if len(cells) == 1:
+            rows.append(_cell(cells[0]))
+            continue
+        rows.append(" | ".join(t for t in (_clean(_text(c)) for c in cells) if t))
+    return [r for r in rows if r]
 
 
 class _Walker:
@@ -116,7 +127,8 @@ class _Walker:
         elif tag in _LEAF:
             self.body(_clean(_text(el)), el.get("id", "") if tag == "dt" else "", tag == "dt")
         elif tag == "table":
-            self.body(_table(el))
+            for row in _table(el):  # a block each: a passage ends between rows, never inside one
+                self.body(row)
         elif tag == "li":
             start = len(self.blocks)
             self.container(el)

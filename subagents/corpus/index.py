@@ -49,7 +49,7 @@ from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
 from .embedding import TextEncoder
 from .vectors import DDL as VECTORS_DDL, VectorStore, bump_generation
 
-SCHEMA = "corpus-8"  # bump when the schema or the extraction changes: the index is rebuilt
+SCHEMA = "corpus-9"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
 LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python

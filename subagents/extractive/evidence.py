@@ -94,12 +94,35 @@ SIGNATURE = _SIGNATURE = re.compile(r"^(?:(?:class|async def|def|coroutine|await
 LONG_SIGNATURE = 400  # characters: a signature with many keyword parameters (subprocess.run's) is still one
 
 
+_ARROW = re.compile(r"^(?P<synopsis>\S.{0,200}?)\s→\s(?P<result>[^!?→]{0,59}[^.!?→\s])$")  # "jsonb @> jsonb → boolean"
+_LITERAL = re.compile(r"['\"]|::|^(?:ARRAY|array)\[|^-?\d")  # a value, not a type: an example's input
+_VALUE = re.compile(r"^(?:-?\d|['\"{\[(]|[tf]$|NULL$)")  # an example's result
+
+
 def is_signature(line: str) -> bool:
-    """An API entry's first line, `name(arguments)`: short, or long with keyword parameters and no sentence in it."""
+    """An API entry's first line, `name(arguments)`: short, or long with keyword parameters and no sentence in
+    it; or a function table's synopsis, its arguments then "→" and the result type ("length ( text ) →
+    integer", "jsonb @> jsonb → boolean"), not an example ("'[1,2]'::json -> 1 → 2", `is_example`)."""
     line = line.strip()
+    arrow = _ARROW.match(line)
+    if arrow:
+        return not _LITERAL.search(arrow.group("synopsis")) and not _VALUE.match(arrow.group("result")) \
+            and len(arrow.group("result").split()) <= 4
     if not _SIGNATURE.match(line):
         return False
     return len(line) < 160 or len(line) < LONG_SIGNATURE and "=" in line and ". " not in line
+
+
+def _function_row(block: str) -> bool:
+    """A function table's row: its synopsis ("… → type") on the first line, then what it does and examples."""
+    first = block.strip().splitlines()[0]
+    return bool(_ARROW.match(first.strip())) and is_signature(first)
+
+
+def is_example(line: str) -> bool:
+    """A function table's example: an expression on values, "→", what it gives ("length('jose') → 4")."""
+    arrow = _ARROW.match(line.strip())
+    return bool(arrow) and not is_signature(line)
 
 
 _CODEISH = re.compile(r"^\s*(?:>>>|\$ |#|[A-Za-z_][\w.]*\s*(?:=|\()|(?:def|class|import|from|for|if|with|return|"
@@ -172,7 +195,7 @@ def _split_units(passage: Passage) -> list[Unit]:
         if not block.strip():
             continue
         if "\n" in block.strip():
-            if is_code_block(block):
+            if is_code_block(block) and not _function_row(block):
                 units.append(Unit(block.rstrip(), UnitKind.CODE, passage, len(units)))
                 continue
             lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
@@ -183,6 +206,9 @@ def _split_units(passage: Passage) -> list[Unit]:
                 continue
             if is_signature(line):
                 units.append(Unit(line, UnitKind.SIGNATURE, passage, len(units)))
+                continue
+            if is_example(line):
+                units.append(Unit(line, UnitKind.CODE, passage, len(units)))
                 continue
             if len(lines) == 1 and units and units[-1].kind is UnitKind.SENTENCE and units[-1].text.endswith(":") \
                     and is_one_line_code(line):

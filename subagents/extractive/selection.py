@@ -347,8 +347,26 @@ def score_all(focus: Focus, ev: Evidence, meaning: Meaning = NO_MEANING) -> list
 
 
 def _said(u: Unit) -> str:
-    """What a sentence says, for its meaning: with the term it defines (a glossary entry) when it has one."""
-    return f"{u.term_line}: {u.text}" if u.term_line else u.text
+    """What a sentence says, for its meaning: with the term it defines (a glossary entry) when it has one, or
+    the name of the call it describes (right below its signature)."""
+    if u.term_line:
+        return f"{u.term_line}: {u.text}"
+    name = api_name(u.api) if _describes_api(u) else ""
+    return f"{name}: {u.text}" if name else u.text
+
+
+_CALLED = re.compile(r"^(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|"
+                     r"staticmethod)\s+)?([A-Za-z_][\w.]*)\s*\(")
+
+
+def api_name(signature: str) -> str:
+    """The name a signature calls ("shutil.copyfile" of "shutil.copyfile(src, dst)"), or a function table's
+    short operator synopsis ("jsonb @> jsonb"); "" for a long one."""
+    m = _CALLED.match(signature)
+    if m:
+        return m.group(1)
+    synopsis = signature.split(" → ", 1)[0]
+    return synopsis if " → " in signature and len(synopsis) <= 40 else ""
 
 
 def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
@@ -384,7 +402,11 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
                     u.term_line and (spelled or any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms))) \
                     and not (u.position <= 1 and aliased):
                 continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
-            cov = _coverage(terms, u, ctx_forms, pass_forms, (alias_forms if u.position <= 1 else frozenset()) | spelled)
+            # the sentence right below a signature is about the call it names ("Returns the number of characters
+            # in the string" is what `length ( text ) → integer` does)
+            named = text_forms(u.api) if _describes_api(u) else frozenset()
+            cov = _coverage(terms, u, ctx_forms, pass_forms,
+                            (alias_forms if u.position <= 1 else frozenset()) | spelled | named)
             factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (
                 1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             mine, mine_forms = focus.own_mention(u.text, u.forms)
@@ -437,13 +459,17 @@ def _about_the_same(code: Unit, u: Unit, terms: list[Term]) -> bool:
 
 def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> Unit | None:
     """The code a sentence introduces ("…, call clone() with deep=True:"); for a how-to answer also
-    the API signature the sentence documents (the nearest one above it) or the example after it, when
-    that example is about the same thing (`_about_the_same`; every example, when no terms are given)."""
+    the API signature the sentence documents: the one right above it (a function table's row, "length ( text )
+    → integer" over "Returns the number of characters", names the call only there), else the example after
+    it, when that example is about the same thing (`_about_the_same`; every example, when no terms are
+    given), else the nearest signature above."""
     units = units_of(u.passage)
     if u.intro:
         return next((x for x in units if x.position == u.position + 1), None)
     if atype is not AnswerType.HOW_TO:
         return None
+    if _describes_api(u):
+        return units[u.position - 1]  # the entry's signature: it names the call the sentence describes
     after = [x for x in units if x.position > u.position and x.kind is UnitKind.CODE][:1]
     if after and after[0].position - u.position <= 3 and (terms is None or _about_the_same(after[0], u, terms)):
         return after[0]

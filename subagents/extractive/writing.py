@@ -42,7 +42,8 @@ def is_code(text: str) -> bool:
 
 
 _SQL = re.compile(r"\b(?:SELECT|CREATE|INSERT|UPDATE)\b")
-_PYTHON = re.compile(r">>>|^\s*(?:def|class|import|from|print|return|with|for|if)\b|^\s*[\w.]+\s*=|[\w.]\(", re.M)
+_PYTHON = re.compile(r">>>|^\s*(?:def|class|import|from|print|return|with|for|if)\b|^\s*[\w.]+\s*=|"
+                     r"\b(?![A-Z\d_]+\()[A-Za-z_][\w.]*\(", re.M)  # a call, not an SQL type's "NUMERIC(3, 1)"
 
 
 def cite(c: Claim) -> str:
