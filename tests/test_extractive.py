@@ -95,6 +95,15 @@ def test_answer_type(question: str, kind: AnswerType) -> None:
     ("Should I use a LEFT JOIN or an INNER JOIN to keep rows without a match?", ["LEFT JOIN", "INNER JOIN"]),
     ("Should I use a list or a tuple for fixed records?", ["list", "tuple"]),
     ("Should I call os.system or subprocess.run to start a program?", ["os.system", "subprocess.run"]),
+    ("How do char and varchar differ?", ["char", "varchar"]),
+    ("How are a B-tree index and a GIN index different?", ["B-tree index", "GIN index"]),
+    ("In what ways do streaming replication and logical replication differ?",
+     ["streaming replication", "logical replication"]),
+    ("What distinguishes a tuple from a list?", ["tuple", "list"]),
+    ("Is a tuple the same as a list?", ["tuple", "list"]),
+    ("Are VACUUM and VACUUM FULL the same?", ["VACUUM", "VACUUM FULL"]),
+    ("How do I sort and compare lists?", []),  # one thing done two ways: no comparison
+    ("How do you open and close a file?", []),
 ])
 def test_compared_entities_are_parallel(question: str, entities: list[str]) -> None:
     assert analyse(question).entities == entities

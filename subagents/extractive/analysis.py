@@ -62,6 +62,11 @@ _COMPARE = [
     re.compile(r"^(?:compare|contrast)\s+(?:how\s+)?(?P<list>.+?)(?:\s+(?:in terms of|regarding|for|when)\s+.+)?$", re.I),
     re.compile(r"\bhow\s+(?:is|are|does|do)\s+(?P<a>.+?)\s+(?:different|differ)\s+from\s+(?P<b>.+?)$", re.I),
     re.compile(r"\bhow\s+does\s+(?P<a>.+?)\s+(?:compare|differ)\s+(?:to|with|from)\s+(?P<b>.+?)$", re.I),
+    re.compile(r"\b(?:how|in\s+what\s+ways?|where)\s+(?:do|does|are|is)\s+(?!(?:i|you|we)\s)(?P<a>.+?)\s+and\s+"
+               r"(?P<b>.+?)\s+(?:differ|different|compare)\b", re.I),  # "How do char and varchar differ?"
+    re.compile(r"\b(?:what|which)\s+(?:distinguishes|separates|sets\s+apart)\s+(?P<a>.+?)\s+from\s+(?P<b>.+?)$", re.I),
+    re.compile(r"^(?:is|are)\s+(?P<a>.+?)\s+(?:the\s+same\s+(?:thing\s+)?as|equivalent\s+to)\s+(?P<b>.+?)$", re.I),
+    re.compile(r"^(?:is|are)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+(?:the\s+same|equivalent)\b", re.I),
     re.compile(r"\b(?:should\s+i\s+use|use)\s+(?:an?\s+)?(?P<a>[\w.()\[\]]+)\s+and\s+when\s+(?:an?\s+)?(?P<b>[\w.()\[\]]+)", re.I),
     re.compile(r"^(?P<a>[^:?]+?)\s+(?:vs\.?|versus)\s+(?P<b>[^:?]+?)(?:[:?].*)?$", re.I),
     re.compile(r"\b(?:call|use|store\s+\w+(?:\s+\w+)?\s+in)\s+(?:an?\s+)?(?P<a>[\w.()\[\]' ]+?)\s+or\s+(?:an?\s+)?"
