@@ -1116,3 +1116,18 @@ def test_a_function_named_for_what_is_asked_answers_though_its_description_does_
     docs = write_tree(tmp_path / "docs", {"functions-gadget.html": table})
     answer = section(run("How do I get the length of a gadget?", docs, tmp_path).report, "Answer")
     assert answer.strip().startswith("Returns the number of sprockets from end to end of the gadget."), answer
+
+
+def test_a_comparison_row_states_a_property_not_a_list_item_or_an_example(tmp_path: Path) -> None:
+    """A bulleted fragment ("Using the bundle() built-in: bundle() or bundle(items)"), no sentence, says less of
+    what the thing is than the sentence that states it; a row quotes the statement."""
+    docs = write_tree(tmp_path / "docs", {"library/collections.html": """<html><head><title>Collections</title></head>
+<body><div role="main"><h1>Collections</h1><h2>Bundles</h2><p>Bundles may be constructed in a number of ways:</p>
+<ul><li>Using a pair of braces to denote the empty bundle: {}</li><li>Using the bundle() built-in: bundle() or bundle(items)</li></ul>
+<p>Bundles are frozen collections, typically used to keep records of mixed fields.</p>
+<h2>Stacks</h2><p>For example, stack('abc') returns a stack of three letters, and stack.pop() takes the last.</p>
+<p>Stacks are mutable collections, typically used to keep items of one kind.</p></div></body></html>"""})
+    answer = section(run("What distinguishes a bundle from a stack?", docs, tmp_path).report, "Answer")
+    rows = {ln.split("|")[1].strip(): ln for ln in answer.splitlines() if ln.startswith("| ") and "---" not in ln}
+    assert "Bundles are frozen collections" in rows["bundle"], answer
+    assert "Stacks are mutable collections" in rows["stack"], answer

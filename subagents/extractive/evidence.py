@@ -57,6 +57,7 @@ class Unit:
     term_line: str = ""  # the short line just above (a glossary term, a definition-list term)
     api: str = ""  # the API signature this sentence documents (the nearest one above it in the passage)
     intro: bool = False  # a sentence ending in ":" that introduces the code block right after it
+    item: bool = False  # an item of a bulleted list ("- Using the tuple() built-in: tuple() or tuple(iterable)")
 
     @property
     def source_id(self) -> str:
@@ -214,9 +215,9 @@ def _split_units(passage: Passage) -> list[Unit]:
                     and is_one_line_code(line):
                 units.append(Unit(line, UnitKind.CODE, passage, len(units)))
                 continue
-            line = re.sub(r"^[-*•]\s+", "", line)
-            for s in split_sentences(line):
-                units.append(Unit(s, UnitKind.SENTENCE, passage, len(units)))
+            bare = re.sub(r"^[-*•]\s+", "", line)
+            for s in split_sentences(bare):
+                units.append(Unit(s, UnitKind.SENTENCE, passage, len(units), item=bare != line))
     api = ""
     headings = {passage.title.strip(), *(h.strip() for h in passage.heading.split(" > "))}
     for prev, u in zip([None] + units, units):

@@ -260,9 +260,14 @@ def release_notes(title: str) -> bool:
     return bool(_VERSION.search(_NUMBERING.sub("", title)))
 
 
-def _quality(u: Unit) -> float:
+ITEM_FRAGMENT = 0.7  # a list item that is no sentence ("Using the tuple() built-in: tuple()"), but for a list
+
+
+def _quality(u: Unit, atype: AnswerType) -> float:
     words = len(u.text.split())
     q = 1.0
+    if u.item and atype is not AnswerType.LIST and not re.search(r"[.!?][\"')\]]?$", u.text):
+        q *= ITEM_FRAGMENT
     if _PRONOUN_START.match(u.text):
         q *= 0.8
     if words < 6:
@@ -407,7 +412,7 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
             named = text_forms(u.api) if _describes_api(u) else frozenset()
             cov = _coverage(terms, u, ctx_forms, pass_forms,
                             (alias_forms if u.position <= 1 else frozenset()) | spelled | named)
-            factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u) * notes * (
+            factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u, atype) * notes * (
                 1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             mine, mine_forms = focus.own_mention(u.text, u.forms)
             if focus.siblings and not any(mentions(t, mine_forms, mine) for t in focus.distinct(focus.terms)) \
