@@ -1095,7 +1095,7 @@ def test_a_how_to_answered_by_a_function_table_row_shows_the_function(tmp_path: 
 
 
 def test_an_sql_type_in_an_example_is_not_labelled_python(tmp_path: Path) -> None:
-    docs = write_tree(tmp_path / "docs", {"numeric.txt": "Numeric types\n\nNUMERIC(3, 1)\n"
+    docs = write_tree(tmp_path / "docs", {"numeric.txt": "Numeric types\n\nNUMERIC(3, 1)\n\n"
                                           "Declares a column of numbers with three digits, one of them a decimal digit.\n"})
     answer = section(run("How do I declare a column of numbers with one decimal digit?", docs, tmp_path).report,
                      "Answer")
