@@ -90,8 +90,9 @@ def material(content: str) -> Any:
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$", re.I)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[])")
 _SENTENCE_END = re.compile(r"[.!?][\"')]?$|\)$")  # not "name [,...]": syntax (a SQL synopsis), not a sentence
-SIGNATURE = _SIGNATURE = re.compile(r"^(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|"
-                        r"staticmethod)\s+)?[A-Za-z_][\w.]*\s*\(.*\)(?:\s*->\s*\S+)?$|^[A-Za-z_][\w]*\.[\w.]+$")
+_KIND = r"(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|staticmethod)\s+)?"
+SIGNATURE = _SIGNATURE = re.compile(rf"^{_KIND}[A-Za-z_][\w.]*\s*\(.*\)(?:\s*->\s*\S+)?$|^[A-Za-z_][\w]*\.[\w.]+$")
+_CALLED = re.compile(rf"^{_KIND}([A-Za-z_][\w.]*)\s*\(")  # the name a signature calls
 LONG_SIGNATURE = 400  # characters: a signature with many keyword parameters (subprocess.run's) is still one
 
 
@@ -112,6 +113,16 @@ def is_signature(line: str) -> bool:
     if not _SIGNATURE.match(line):
         return False
     return len(line) < 160 or len(line) < LONG_SIGNATURE and "=" in line and ". " not in line
+
+
+def api_name(signature: str) -> str:
+    """The name a signature calls ("shutil.copyfile" of "shutil.copyfile(src, dst)"), or a function table's
+    short operator synopsis ("jsonb @> jsonb"); "" for a long one."""
+    m = _CALLED.match(signature)
+    if m:
+        return m.group(1)
+    arrow = _ARROW.match(signature)
+    return arrow.group("synopsis") if arrow and len(arrow.group("synopsis")) <= 40 else ""
 
 
 def _function_row(block: str) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, without_holders
-from .evidence import Evidence, Unit, UnitKind, page_of, page_support, units_of
+from .evidence import Evidence, Unit, UnitKind, api_name, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, covered, extract_terms, mentions, text_forms, weight
 from .undocumented import Ranking, derived, spells, unanswered, unmatchable
@@ -358,20 +358,6 @@ def _said(u: Unit) -> str:
         return f"{u.term_line}: {u.text}"
     name = api_name(u.api) if _describes_api(u) else ""
     return f"{name}: {u.text}" if name else u.text
-
-
-_CALLED = re.compile(r"^(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|"
-                     r"staticmethod)\s+)?([A-Za-z_][\w.]*)\s*\(")
-
-
-def api_name(signature: str) -> str:
-    """The name a signature calls ("shutil.copyfile" of "shutil.copyfile(src, dst)"), or a function table's
-    short operator synopsis ("jsonb @> jsonb"); "" for a long one."""
-    m = _CALLED.match(signature)
-    if m:
-        return m.group(1)
-    synopsis = signature.split(" → ", 1)[0]
-    return synopsis if " → " in signature and len(synopsis) <= 40 else ""
 
 
 def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
