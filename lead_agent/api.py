@@ -200,7 +200,8 @@ def _open_corpus(settings: Settings, bus: EventBus) -> tuple[Any, list[Tool]]:
         raise UsageError(str(e)) from None
     for root, st in corpus.stats.items():
         bus.run().emit(CorpusIndexed(str(root), st.passages, st.indexed, st.unchanged, st.seconds, {
-            "binary": st.skipped_binary, "undecodable": st.skipped_undecodable, "outside": st.skipped_outside},
+            "binary": st.skipped_binary, "undecodable": st.skipped_undecodable, "outside": st.skipped_outside,
+            "duplicate": st.skipped_duplicate, "unreadable": st.skipped_other},
             embedded=st.embedded, semantic=_semantic_label(st, settings)))
     return corpus, make_corpus_tools(corpus)
 

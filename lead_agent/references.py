@@ -93,6 +93,9 @@ def source_link(src: Source) -> SourceLink:
         href = file.as_uri()
         last = heading.split(">")[-1].strip() if heading else ""
         anchor = html_anchor(file, last) if last else None
+        if isinstance(meta.get("page"), int):  # a PDF's page (viewers open file.pdf#page=N there)
+            anchor = f"page={meta['page']}"
+            rel = f"{rel}#{anchor}"
         if anchor:
             href += f"#{anchor}"
     return SourceLink(_label(src.title, heading) or rel, href, rel)  # an untitled source is named by where it is

@@ -371,7 +371,61 @@ def test_symlinks_outside_the_root_are_not_read(corpus_dir: Path, cache: Path, t
         assert stats.skipped_outside == 2
         assert {rel for rel, _ in stats.problems} >= {"leak.md", "leakdir"}
         assert ix.search("zanzibarsecret") == [] and ix.search("zanzibardeep") == []
-        assert {h.path for h in ix.search("sprocket oil")} == {"notes.md", "alias.md"}
+        # a link inside the root is read: its bytes are notes.md's, so the two are one document, indexed once
+        assert {h.path for h in ix.search("sprocket oil")} == {"alias.md"} and stats.skipped_duplicate == 1
+
+
+def test_files_with_the_same_bytes_are_indexed_once_until_the_twin_goes(corpus_dir: Path, cache: Path) -> None:
+    write(corpus_dir / "copy-of-notes.md", (corpus_dir / "notes.md").read_bytes())
+    # other bytes, the same text (a PDF's id differs, trailing blank lines): one document too
+    write(corpus_dir / "third" / "notes.md", (corpus_dir / "notes.md").read_bytes() + b"\n\n\n")
+    with open_index(corpus_dir, cache) as ix:
+        stats = ix.update()
+        assert (stats.indexed, stats.skipped_duplicate, stats.files_seen) == (4, 2, 6)
+        assert dict(stats.problems)["notes.md"] == "the same content as copy-of-notes.md, which is indexed"
+        assert ix.copies() == {"notes.md": "copy-of-notes.md", "third/notes.md": "copy-of-notes.md"}
+        assert [h.path for h in ix.search("sprocket oil")] == ["copy-of-notes.md"]  # one passage, not three
+        assert ix.update().skipped_duplicate == 2  # remembered
+        (corpus_dir / "copy-of-notes.md").unlink()  # the indexed twin goes: one of the copies takes its place
+        again = ix.update()
+        assert (again.removed, again.indexed, again.skipped_duplicate) == (1, 1, 1)
+        assert [h.path for h in ix.search("sprocket oil")] == ["notes.md"]
+        write(corpus_dir / "notes.md", "# Notes\n\nSprocket oil changed.\n")  # the twin changes: both are indexed
+        bump_mtime(corpus_dir / "notes.md")
+        third = ix.update()
+        assert (third.indexed, third.skipped_duplicate) == (2, 0)
+        assert {h.path for h in ix.search("sprocket oil")} == {"notes.md", "third/notes.md"}
+
+
+def test_an_index_from_before_text_digests_gets_the_column(corpus_dir: Path, cache: Path) -> None:
+    import sqlite3
+
+    with open_index(corpus_dir, cache) as ix:
+        ix.update()
+        path = ix.db_path
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE files DROP COLUMN digest")
+    db.commit()
+    db.close()
+    write(corpus_dir / "copy.md", (corpus_dir / "notes.md").read_bytes() + b"\n\n")
+    with open_index(corpus_dir, cache) as ix:
+        stats = ix.update()
+        assert (stats.indexed, stats.unchanged) == (1, 4)  # nothing re-read; notes.md has no digest to match
+        assert {h.path for h in ix.search("sprocket oil")} == {"notes.md", "copy.md"}
+
+
+def test_a_root_of_links_to_another_folder_says_which_folder(tmp_path: Path, cache: Path) -> None:
+    real = tmp_path / "usr" / "share" / "R" / "manual"
+    write(real / "intro.md", "# Intro\n\nvectors\n")
+    write(real / "lang.md", "# Lang\n\nclosures\n")
+    links = tmp_path / "doc" / "r-manuals"
+    links.mkdir(parents=True)
+    for name in ("intro.md", "lang.md"):
+        (links / name).symlink_to(real / name)
+    with pytest.raises(CorpusError) as e:
+        Corpus.open([links], cache)
+    assert str(e.value).endswith(f"{links.resolve()} (its 2 candidate files are symlinks resolving outside it, which "
+                                 f"are never read; index the folder they point to instead: {real.resolve()})")
 
 
 def test_read_refuses_traversal_and_unknown_ids(corpus_dir: Path, cache: Path) -> None:

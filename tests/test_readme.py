@@ -13,6 +13,7 @@ import pytest
 from .conftest import ROOT
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+R_MANUALS = Path("/usr/share/R/doc/manual")
 TOP_LEVEL = {"subagents", "lead_agent", "prompts", "runs", "bench", "tests"}
 
 
@@ -76,3 +77,27 @@ def test_the_quick_start_research_runs_as_written(tmp_path: Path, python_docs_in
     assert "No language model wrote this report" in proc.stdout and "## References" in proc.stdout
     assert "Run saved to" in proc.stdout and (tmp_path / "runs").is_dir()
     assert "semantic ranking on" in proc.stderr  # the quick start installs the embedding model
+
+
+def r_manuals_research() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Corpora", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh", 1)[1].split("```", 1)[0]
+    install, command = [line.strip() for line in block.strip().splitlines()]
+    assert install == "apt-get install -y r-doc-pdf" and command.startswith(".venv/bin/research run ")
+    return shlex.split(command)
+
+
+@pytest.mark.skipif(not R_MANUALS.is_dir(), reason="r-doc-pdf is not installed (.ci/run installs it)")
+def test_the_r_manuals_research_runs_as_written(tmp_path: Path) -> None:
+    """The PDF corpus example, from a cold index: the manuals read and embedded (minutes), one of refman.pdf and
+    fullrefman.pdf indexed, the report citing pages."""
+    argv = r_manuals_research()
+    argv[0] = str(ROOT / argv[0])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=2400)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "skipped 1 duplicate" in proc.stderr and "semantic ranking on" in proc.stderr
+    refs = proc.stdout.split("## References", 1)[1]
+    assert re.search(r"\(<file:///usr/share/R/doc/manual/[\w-]+\.pdf#page=\d+>\) — `[\w-]+\.pdf#page=\d+`", refs)

@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> None:
     run.add_argument("question", help="the question to research (quote it)")
     src = run.add_argument_group("sources (at least one of --corpus / --web is required)")
     src.add_argument("--corpus", action="append", default=[], metavar="PATH",
-                     help="a folder of .html/.md/.rst/.txt documents (repeatable)")
+                     help="a folder of .html/.md/.rst/.txt/.pdf documents (repeatable)")
     src.add_argument("--web", action="store_true", help="give subagents web search (DuckDuckGo) and page fetch")
     src.add_argument("--web-cache", dest="cache", choices=WEB_CACHE_MODES, default=None, metavar="MODE",
                      help="how web responses are cached: read-through (default: reuse entries younger than a "

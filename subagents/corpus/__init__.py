@@ -1,4 +1,4 @@
-"""The local corpus: folders of .html/.htm/.md/.rst/.txt indexed into SQLite FTS5 (and, with an
+"""The local corpus: folders of .html/.htm/.md/.rst/.txt/.pdf indexed into SQLite FTS5 (and, with an
 embedding model, passage vectors for ranking by meaning), and the `search_corpus` / `read_passage`
 tools over it."""
 

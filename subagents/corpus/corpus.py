@@ -10,6 +10,7 @@ cosine with the query (`Passage.semantic`).
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -74,9 +75,7 @@ class Corpus:
                     raise IndexingInterrupted(str(root)) from None
                 corpus.stats[ix.root_tag] = stats
                 if stats.passages == 0:
-                    exts = " ".join(sorted(KINDS))
-                    why = f" ({stats.files_seen} candidate files, none with text)" if stats.files_seen else ""
-                    raise CorpusError(f"corpus root contains no indexable file ({exts}): {root}{why}")
+                    raise CorpusError(_nothing_indexed(root, stats))
         except BaseException:
             corpus.close()
             raise
@@ -195,6 +194,14 @@ class Corpus:
         ix = self._by_tag.get(passage_id.partition("/")[0])
         return ix.root if ix is not None else None
 
+    def pages_of(self, passage_id: str) -> tuple[int, ...]:
+        """The PDF pages a passage is on, first to last; () for other files and unknown roots."""
+        ix = self._by_tag.get(passage_id.partition("/")[0])
+        try:
+            return ix.pages_of(passage_id) if ix is not None else ()
+        except CorpusError:
+            return ()
+
     def close(self) -> None:
         for ix in self.indexes:
             ix.close()
@@ -214,6 +221,19 @@ DENSE_WEIGHT = 2.0  # the ranking by meaning counts twice (the gold page in the 
 
 
 Key = TypeVar("Key", bound=Hashable)
+
+
+def _nothing_indexed(root: Path, stats: IndexStats) -> str:
+    """Why a root gave no passage, and, when its files are links to another folder, which folder to give."""
+    exts = " ".join(sorted(KINDS))
+    why = f" ({stats.files_seen} candidate files, none with text)" if stats.files_seen else ""
+    if stats.skipped_outside and stats.skipped_outside == stats.files_seen:
+        targets = [os.path.realpath(root / rel) for rel, reason in stats.problems if "outside" in reason]
+        folder = os.path.commonpath(targets) if targets else ""
+        folder = folder if not os.path.isfile(folder) else os.path.dirname(folder)
+        why = (f" (its {stats.skipped_outside} candidate files are symlinks resolving outside it, which are never read;"
+               f" index the folder they point to instead: {folder})")
+    return f"corpus root contains no indexable file ({exts}): {root}{why}"
 
 
 def fuse(rankings: list[list[Key]], weights: list[float], k: int) -> dict[Key, float]:

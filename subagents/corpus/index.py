@@ -40,7 +40,7 @@ try:
 except ImportError:  # not POSIX: SQLite's own write lock is all there is
     fcntl = None  # type: ignore[assignment]
 
-from .chunking import chunk_document
+from .chunking import Chunk, chunk_document
 from ..text import has_operator, operators_in
 from .query import name_parts, to_fts_query
 from .records import CorpusError, IndexHit, IndexStage, IndexStats, NoSearchableWords, Passage, PassageNotFound, PassageRead
@@ -61,7 +61,8 @@ _DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files(
     id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL, sha1 TEXT NOT NULL, status TEXT NOT NULL, title TEXT NOT NULL DEFAULT '');
+    size INTEGER NOT NULL, sha1 TEXT NOT NULL, status TEXT NOT NULL, title TEXT NOT NULL DEFAULT '',
+    digest TEXT NOT NULL DEFAULT '');
 CREATE TABLE chunks(
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, chunk_no INTEGER NOT NULL, heading TEXT NOT NULL,
     anchors TEXT NOT NULL DEFAULT '', UNIQUE(file_id, chunk_no));
@@ -105,6 +106,17 @@ SELECT rowid, snippet(fts, 2, '', '', ' … ', {SNIPPET_TOKENS}) FROM fts WHERE 
 """
 
 _WS = re.compile(r"\s+")
+def text_digest(title: str, chunks: list[Chunk], entries: list[IndexEntry]) -> str:
+    """What a file reads as, hashed: two files that differ only in bytes no reader sees (a PDF's id) match."""
+    h = hashlib.sha1(title.encode())
+    for c in chunks:
+        h.update(f"\x00{c.heading}\x01{c.keys}\x01{c.text}\x01{c.anchors}".encode())
+    for e in entries:
+        h.update(f"\x02{e.term}\x01{e.target}\x01{e.anchor}".encode())
+    return h.hexdigest()
+
+
+_PAGE_ANCHOR = re.compile(r"(?<!\S)page=(\d+)(?!\S)")  # a PDF block's anchor (pdf_text.py)
 
 
 def _around(body: str, ops: list[str], width: int = 300) -> str:
@@ -295,6 +307,11 @@ class CorpusIndex:
             if self._schema_current():
                 if db.execute("SELECT 1 FROM meta WHERE key = 'generation'").fetchone() is None:
                     bump_generation(db)  # an index made before generations were kept: give it one
+                if "digest" not in {r[1] for r in db.execute("PRAGMA table_info(files)")}:
+                    try:  # an index made before text digests were kept: its files have none ('')
+                        db.execute("ALTER TABLE files ADD COLUMN digest TEXT NOT NULL DEFAULT ''")
+                    except sqlite3.OperationalError:  # another process added it just now
+                        pass
                 return
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -344,6 +361,7 @@ class CorpusIndex:
                 for row in known.values():
                     self._drop_file(row[0])
                     stats.removed += 1
+                next_id = self._orphaned_copies(scan.files, next_id, stats)
                 if db.total_changes != before:
                     bump_generation(db)
                 db.execute("COMMIT")
@@ -362,6 +380,29 @@ class CorpusIndex:
         stats.seconds = time.perf_counter() - t0
         return stats
 
+    def _copy_of(self, relpath: str, sha1: str, digest: str = "") -> str | None:
+        """Another indexed file with the same bytes, or (`digest`) the same extracted text."""
+        row = self._db.execute("SELECT relpath FROM files WHERE status = 'ok' AND relpath != ? AND (sha1 = ? OR "
+                               "(? != '' AND digest = ?)) ORDER BY relpath LIMIT 1",
+                               (relpath, sha1, digest, digest)).fetchone()
+        return row[0] if row else None
+
+    def _orphaned_copies(self, files: list[Candidate], next_id: int, stats: IndexStats) -> int:
+        """Copies whose indexed twin changed or went: each is indexed itself now (one of several copies)."""
+        rows = self._db.execute(
+            "SELECT id, relpath, mtime_ns, size, sha1, status FROM files f WHERE status = 'duplicate' AND NOT EXISTS "
+            "(SELECT 1 FROM files o WHERE o.status = 'ok' AND (o.sha1 = f.sha1 OR (f.digest != '' AND "
+            "o.digest = f.digest))) ORDER BY relpath").fetchall()
+        by_path = {c.relpath: c for c in files}
+        for row in rows:
+            cand = by_path.get(row[1])
+            if cand is None:
+                continue
+            stats.skipped_duplicate -= 1  # (counted as a copy a moment ago)
+            stats.problems[:] = [p for p in stats.problems if p[0] != cand.relpath]
+            next_id = self._update_file(cand, row, next_id, stats, force=True)
+        return next_id
+
     def _count(self, status: str, stats: IndexStats) -> None:
         if status == "ok":
             stats.unchanged += 1
@@ -369,6 +410,8 @@ class CorpusIndex:
             stats.skipped_binary += 1
         elif status == "undecodable":
             stats.skipped_undecodable += 1
+        elif status == "duplicate":
+            stats.skipped_duplicate += 1
         else:
             stats.skipped_other += 1
 
@@ -386,9 +429,10 @@ class CorpusIndex:
                    "WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
 
-    def _update_file(self, cand: Candidate, row: FileRow | None, next_id: int, stats: IndexStats) -> int:
+    def _update_file(self, cand: Candidate, row: FileRow | None, next_id: int, stats: IndexStats,
+                     force: bool = False) -> int:
         db = self._db
-        if row is not None and row[2] == cand.mtime_ns and row[3] == cand.size:
+        if not force and row is not None and row[2] == cand.mtime_ns and row[3] == cand.size:
             self._count(row[5], stats)
             return next_id
         try:
@@ -401,15 +445,22 @@ class CorpusIndex:
             stats.note(cand.relpath, f"unreadable: {e.strerror or e}")
             return next_id
         sha1 = hashlib.sha1(data).hexdigest()
-        if row is not None and row[4] == sha1:  # touched, not changed
+        if not force and row is not None and row[4] == sha1:  # touched, not changed
             db.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (cand.mtime_ns, cand.size, row[0]))
             self._count(row[5], stats)
             return next_id
-        chunks, entries, title, status = [], [], "", "ok"
+        chunks, entries, title, status, digest = [], [], "", "ok", ""
         name = cand.relpath.rsplit("/", 1)[-1]
+        twin = self._copy_of(cand.relpath, sha1)  # the same bytes under another name: not even read
         try:
-            doc = extract(data, cand.kind, name, cand.relpath)
-            chunks, entries, title = chunk_document(doc), doc.entries, doc.title or name
+            if twin is None:
+                doc = extract(data, cand.kind, name, cand.relpath)
+                chunks, entries, title = chunk_document(doc), doc.entries, doc.title or name
+                digest = text_digest(title, chunks, entries)
+                twin = self._copy_of(cand.relpath, sha1, digest)  # refman.pdf, fullrefman.pdf: 58 bytes apart
+            if twin is not None:
+                status, chunks, entries = "duplicate", [], []
+                stats.note(cand.relpath, f"the same content as {twin}, which is indexed")
         except Binary:
             status = "binary"
             stats.note(cand.relpath, "binary: NUL bytes in the first 8 KiB")
@@ -423,13 +474,13 @@ class CorpusIndex:
             file_id = row[0]
             self._drop_content(file_id)
             db.execute(
-                "UPDATE files SET mtime_ns=?, size=?, sha1=?, status=?, title=? WHERE id=?",
-                (cand.mtime_ns, cand.size, sha1, status, title, file_id),
+                "UPDATE files SET mtime_ns=?, size=?, sha1=?, status=?, title=?, digest=? WHERE id=?",
+                (cand.mtime_ns, cand.size, sha1, status, title, digest, file_id),
             )
         else:
             file_id = db.execute(
-                "INSERT INTO files(relpath, mtime_ns, size, sha1, status, title) VALUES (?,?,?,?,?,?)",
-                (cand.relpath, cand.mtime_ns, cand.size, sha1, status, title),
+                "INSERT INTO files(relpath, mtime_ns, size, sha1, status, title, digest) VALUES (?,?,?,?,?,?,?)",
+                (cand.relpath, cand.mtime_ns, cand.size, sha1, status, title, digest),
             ).lastrowid
         if status == "ok":
             stats.indexed += 1
@@ -545,6 +596,25 @@ class CorpusIndex:
         before = "\n\n".join(r[3] for r in rows if r[0] < n)
         after = "\n\n".join(r[3] for r in rows if r[0] > n)
         return PassageRead(Passage(passage_id, title, heading, rel, text, _plain(text)[:300]), before, after)
+
+    def copies(self) -> dict[str, str]:
+        """Files not indexed because another file holds the same text: relpath -> the relpath indexed."""
+        with self._lock:
+            return dict(self._db.execute(
+                "SELECT d.relpath, min(o.relpath) FROM files d JOIN files o ON o.status = 'ok' AND (o.sha1 = d.sha1 "
+                "OR (d.digest != '' AND o.digest = d.digest)) WHERE d.status = 'duplicate' GROUP BY d.relpath"))
+
+    def pages_of(self, passage_id: str) -> tuple[int, ...]:
+        """The pages a passage of a PDF is on, first to last (1-based, as `file.pdf#page=N` counts);
+        () for other files."""
+        rel, n = self.parse_id(passage_id)
+        if not rel.lower().endswith(".pdf"):
+            return ()
+        with self._lock:
+            row = self._db.execute("SELECT c.anchors FROM chunks c JOIN files f ON f.id = c.file_id "
+                                   "WHERE f.relpath = ? AND c.chunk_no = ?", (rel, n)).fetchone()
+        pages = sorted({int(p) for p in _PAGE_ANCHOR.findall(row[0])}) if row else []
+        return tuple(range(pages[0], pages[-1] + 1)) if pages else ()
 
     def term_passages(self, terms: list[str]) -> dict[str, int]:
         """How many passages contain each term (a word or a phrase, as `query_terms` gives them):

@@ -46,6 +46,7 @@ class IndexStats:
     skipped_undecodable: int = 0  # not UTF-8 (nor the charset an HTML file declares)
     skipped_outside: int = 0  # symlinked files or dirs resolving outside the root: never read
     skipped_other: int = 0  # too large, not a regular file, unreadable, failed to parse
+    skipped_duplicate: int = 0  # the same bytes as another file of the root, which is indexed (once)
     passages: int = 0  # passages in the index after the update
     embedded: int = 0  # passages given a vector by this update
     vectors: int | None = None  # passages with a vector after the update (None: no embedding model)
@@ -57,7 +58,8 @@ class IndexStats:
             self.problems.append((relpath, reason))
 
     def summary(self) -> str:
-        skipped = self.skipped_binary + self.skipped_undecodable + self.skipped_outside + self.skipped_other
+        skipped = (self.skipped_binary + self.skipped_undecodable + self.skipped_outside + self.skipped_other
+                   + self.skipped_duplicate)
         return (
             f"{self.files_seen} files: {self.indexed} indexed, {self.unchanged} unchanged, "
             f"{self.removed} removed, {skipped} skipped; {self.passages} passages in {self.seconds:.2f}s"

@@ -19,7 +19,8 @@ from .chunking import Document
 from .html_text import html_to_document
 from .plain_text import markdown_to_document, rst_to_document, text_to_document
 
-KINDS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
+KINDS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text",
+         ".pdf": "pdf"}
 # Sphinx writes `_sources/*.rst.txt` (a duplicate of every page), `_static`, `_images`, `_downloads`.
 DEFAULT_SKIP_DIRS = frozenset({"_sources", "_static", "_images", "_downloads", "__pycache__", "node_modules"})
 # Sphinx's module index: a table of links, noise for retrieval. (Back-of-book index pages, Sphinx's
@@ -180,6 +181,13 @@ def decode(data: bytes, kind: str) -> str:
 
 def extract(data: bytes, kind: str, fallback_title: str, relpath: str = "") -> Document:
     """Bytes of one file -> Document. Raises Binary or Undecodable; parser errors propagate."""
+    if kind == "pdf":
+        from .pdf_text import PdfUnreadable, pdf_to_document  # (pypdf loads only for a corpus holding a PDF)
+
+        try:
+            return pdf_to_document(data, fallback_title)
+        except PdfUnreadable as e:
+            raise Undecodable(str(e)) from None
     text = decode(data, kind)
     if kind == "html":
         return html_to_document(text, fallback_title, relpath)

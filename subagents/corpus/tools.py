@@ -79,10 +79,13 @@ def _passage_id(ref: str, ctx: ToolContext) -> str:
     return src.key[len(_KEY_PREFIX):]
 
 
-def _register_passage(ctx: ToolContext, p: Passage, text: str, root: str | None = None) -> str:
+def _register_passage(ctx: ToolContext, p: Passage, text: str, root: str | None = None,
+                      page: int | None = None) -> str:
     meta: dict[str, Any] = {"heading": p.heading, "path": p.path}
     if root:
         meta["root"] = root  # the corpus root's real path: reports link file://<root>/<path>
+    if page is not None:
+        meta["page"] = page  # a PDF's page: reports link file://<root>/<path>#page=N
     src = ctx.sources.register(
         key=f"corpus:{p.passage_id}",
         kind=SourceKind.CORPUS,
@@ -103,7 +106,8 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
 
     def _register(ctx: ToolContext, p: Passage, text: str) -> str:
         root = corpus.root_of(p.passage_id)
-        return _register_passage(ctx, p, text, str(root) if root is not None else None)
+        return _register_passage(ctx, p, text, str(root) if root is not None else None,
+                                 next(iter(corpus.pages_of(p.passage_id)), None))
 
     async def search_corpus(args: SearchCorpusArgs, ctx: ToolContext) -> str:
         entries = corpus.lookup(args.query, INDEX_ENTRIES)

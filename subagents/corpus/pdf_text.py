@@ -1,0 +1,461 @@
+"""PDF to a `Document`: lines rebuilt from positioned text runs, so a manual reads as headings,
+paragraphs and code, each block anchored to the page it starts on (`page=N`, N counted from 1 as
+a viewer's `file.pdf#page=N` does).
+
+pypdf reports every text run with its position, font and size (`extract_text(visitor_text=…)`).
+From those:
+- **lines**: runs on one baseline, in the order the page draws them; a small raised run inside a
+  line (a footnote mark) is dropped;
+- **headings**: from the outline (bookmarks) when the PDF has one — its entry is matched to the
+  line it points at, whose wording (with the section number) becomes the heading, one level per
+  outline depth; a short line set wholly in bold below them is a subheading ("Arguments",
+  "Details"). Without an outline, lines in a larger type than the body are headings, one level per
+  size;
+- **paragraphs**: a line starts one after a gap wider than the body's line spacing, when it is
+  indented past the margin (a first-line indent) or set left of it; lines within one are joined,
+  a hyphen at a line end removed unless the document spells the word with it elsewhere;
+- **code**: consecutive lines set wholly in a monospaced font are one block, lines kept, indentation
+  rebuilt from their positions;
+- **dropped**: running heads and page numbers (the top or bottom line of a page holding the page's
+  own label), and pages of a table of contents or a back-of-book index (most lines end with a page
+  number).
+The title is the document's metadata title, else the largest type on its first page.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .chunking import Block, Document
+
+_MONO = re.compile(r"mono|courier|typewriter|consol|inconsolata|code|fixed|cmtt|cmsltt|cmitt|lmtt|\btt|tt\d", re.I)
+_BOLD = re.compile(r"bold|\bbd\b|-bd|medi|heavy|black|semibold|demi|cmbx|cmb\d", re.I)
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                            "\ufb05": "st", "\ufb06": "st", "\u00ad": ""})
+_SPACES = re.compile(r"\s{2,}")
+_NORM = re.compile(r"[^0-9a-z]+")
+_PAGE_REF = re.compile(r"(?:^|[\s.,])(\d{1,4}|[ivxlc]{1,6})(?:\s*[-–]\s*\d{1,4})?\s*$", re.I)
+_LEADER = ". . . ."
+_NUMBERING = re.compile(r"(?:chapter|appendix|part|section)?[0-9a-z]?[0-9]{0,8}")  # before a heading, normalised
+_HYPHENATED = re.compile(r"([A-Za-z]{2,})-$")
+_WORD_START = re.compile(r"^([a-z]{2,})")
+_SENTENCE_END = re.compile(r"[.!?:;]['’”)]*$")
+_ITEM = re.compile(r"^(?:[•◦▪‣·∗*–—-]\s|\(?[0-9]{1,2}[.)]\s|\(?[a-z][.)]\s)")
+MAX_TITLE = 150
+MAX_HEADING = 150
+INDEX_PAGE_SHARE = 0.6  # a page most of whose lines end in a page number lists pages (contents, index)
+INDEX_PAGE_LINES = 8
+
+
+# pypdf logs what it repairs in a damaged file ("EOF marker not found") as warnings, which would
+# reach the terminal through logging's last-resort handler; a file it cannot read is reported anyway
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+class PdfUnreadable(Exception):
+    """An encrypted PDF no empty password opens."""
+
+
+@dataclass(slots=True)
+class _Run:
+    x: float
+    y: float
+    size: float
+    font: str
+    text: str
+
+
+@dataclass(slots=True)
+class Line:
+    page: int  # 1-based
+    y: float
+    x: float
+    size: float
+    runs: list[_Run] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The runs left to right; spaces collapsed but in code."""
+        joined = "".join(r.text for r in sorted(self.runs, key=lambda r: r.x)).strip()
+        return joined if self.mono else _SPACES.sub(" ", joined)
+
+    def _share(self, pattern: re.Pattern[str]) -> float:
+        chars = sum(len(r.text.strip()) for r in self.runs) or 1
+        return sum(len(r.text.strip()) for r in self.runs if pattern.search(r.font)) / chars
+
+    @property
+    def mono(self) -> bool:
+        return self._share(_MONO) >= 0.999
+
+    @property
+    def bold(self) -> bool:
+        return self._share(_BOLD) >= 0.999
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    level: int  # 1 for a top-level bookmark
+    title: str
+    page: int  # 1-based
+    top: float | None  # the y the bookmark points at, when it says
+
+
+# ---------------------------------------------------------------- reading the PDF
+
+
+def _open(data: bytes) -> Any:
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(data))
+    if reader.is_encrypted:
+        try:
+            opened = reader.decrypt("")
+        except Exception:
+            opened = 0
+        if not opened:
+            raise PdfUnreadable("encrypted PDF: a password is needed")
+    return reader
+
+
+def _page_lines(page: Any, number: int) -> list[Line]:
+    """The page's lines in drawing order; a run joins the line on its baseline (or a recent one)."""
+    lines: list[Line] = []
+
+    def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:
+        text = text.replace("\n", "").translate(_LIGATURES)
+        if not text.strip():
+            return
+        x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+        y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+        scale = abs(cm[3]) or 1.0
+        size = float(size) * scale if size else 0.0
+        name = str(font.get("/BaseFont", "")) if font else ""
+        run = _Run(x, y, size, name, text)
+        for line in reversed(lines[-3:]):
+            tol = 0.35 * max(line.size, size, 1.0)
+            if abs(y - line.y) <= tol:
+                line.runs.append(run)
+                line.size = max(line.size, size)
+                line.x = min(line.x, x)
+                return
+            if size < 0.85 * line.size and 0 < y - line.y <= line.size:
+                last = max(line.runs, key=lambda r: r.x).text.rstrip()
+                if last[-1:].isdigit() or last[-1:] in ")]":  # an exponent: 2^31
+                    line.runs.append(_Run(x, line.y, size, name, "^" + text.strip()))
+                return  # else a footnote mark raised above the line
+        lines.append(Line(number, y, x, size, [run]))
+
+    try:
+        page.extract_text(visitor_text=visit)
+    except Exception:  # one bad page must not lose the others
+        return []
+    return lines
+
+
+def _outline(reader: Any) -> list[OutlineEntry]:
+    out: list[OutlineEntry] = []
+
+    def walk(items: list[Any], depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            try:
+                page = reader.get_destination_page_number(item)
+            except Exception:
+                continue
+            if page is None or page < 0:
+                continue
+            top = item.get("/Top")
+            title = " ".join(str(item.title or "").split())
+            if title:
+                out.append(OutlineEntry(depth + 1, title, page + 1, float(top) if top is not None else None))
+
+    try:
+        walk(reader.outline, 0)
+    except Exception:
+        return []
+    return out
+
+
+def _labels(reader: Any, n: int) -> list[str]:
+    try:
+        labels = list(reader.page_labels)
+    except Exception:
+        labels = []
+    return labels if len(labels) == n else [str(i + 1) for i in range(n)]
+
+
+def _meta_title(reader: Any) -> str:
+    try:
+        meta = reader.metadata
+        title = " ".join(str(meta.title).split()) if meta is not None and meta.title else ""
+    except Exception:
+        return ""
+    return title if 0 < len(title) <= MAX_TITLE and title.lower() not in ("untitled", "title") else ""
+
+
+# ---------------------------------------------------------------- what a page holds
+
+
+def _norm(text: str) -> str:
+    return _NORM.sub("", text.lower())
+
+
+def lists_pages(lines: list[Line]) -> bool:
+    """A table of contents or a back-of-book index: most lines end with a page number."""
+    texts = [ln.text for ln in lines if ln.text]
+    if len(texts) < INDEX_PAGE_LINES:
+        return False
+    listing = sum(1 for t in texts if (_PAGE_REF.search(t) and len(t) > 3) or _LEADER in t)
+    return listing >= INDEX_PAGE_SHARE * len(texts)
+
+
+def _running(lines: list[Line], label: str, keep: set[int]) -> set[int]:
+    """Indexes of the page's running head and foot: its top and bottom lines when they hold the page's
+    label as a word of their own (or are nothing but a page number)."""
+    drop: set[int] = set()
+    if not lines:
+        return drop
+    for i in {max(range(len(lines)), key=lambda k: lines[k].y), min(range(len(lines)), key=lambda k: lines[k].y)}:
+        if i in keep:
+            continue
+        words = lines[i].text.split()
+        if not words:
+            continue
+        if label in (words[0], words[-1]) or (len(words) == 1 and _PAGE_REF.fullmatch(words[0])):
+            drop.add(i)
+    return drop
+
+
+def _wrapped(lines: list[Line], i: int) -> bool:
+    """Line i+1 goes on line i's heading: the same type, right below it."""
+    if i + 1 >= len(lines):
+        return False
+    a, b = lines[i], lines[i + 1]
+    return abs(a.size - b.size) < 0.5 and 0 < a.y - b.y <= 1.6 * a.size and a.bold == b.bold
+
+
+def _match_outline(lines: list[Line], entry: OutlineEntry, taken: set[int]) -> tuple[int, int] | None:
+    """(first line, lines) of what an outline entry points at: its wording, maybe with a section number
+    before it or the topic's title after it, on one line or wrapped onto a second, at or below the
+    entry's y (the closest)."""
+    want = _norm(entry.title)
+    if not want:
+        return None
+    best: tuple[float, int, int] | None = None
+    for i, line in enumerate(lines):
+        if i in taken:
+            continue
+        for span in (1, 2):
+            if span == 2 and (i + 1 in taken or not _wrapped(lines, i)):
+                continue
+            text = " ".join(ln.text for ln in lines[i:i + span])
+            have = _norm(text)
+            numbered = have.endswith(want) and _NUMBERING.fullmatch(have[: len(have) - len(want)])
+            titled = have.startswith(want) and len(text) <= MAX_HEADING and not _SENTENCE_END.search(text)
+            if not have or not (have == want or numbered or titled):
+                continue
+            distance = 0.0 if entry.top is None else (entry.top - line.y if line.y <= entry.top + 2 else 1e6)
+            if best is None or distance < best[0]:
+                best = (distance, i, span)
+            break
+    return None if best is None else (best[1], best[2])
+
+
+# ---------------------------------------------------------------- the document
+
+
+@dataclass
+class _Layout:
+    size: float  # the body's type size
+    leading: float  # the body's line spacing
+    width: int  # characters in a full line of body text
+    vocab: Counter[str]  # words as the document spells them, hyphenated ones included
+
+
+def _layout(pages: list[list[Line]]) -> _Layout:
+    sizes: Counter[float] = Counter()
+    lengths: list[int] = []
+    gaps: Counter[float] = Counter()
+    vocab: Counter[str] = Counter()
+    for lines in pages:
+        prev: Line | None = None
+        for line in lines:
+            text = line.text
+            sizes[round(line.size, 1)] += len(text)
+            if not line.mono:
+                lengths.append(len(text))
+            vocab.update(w.lower() for w in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", text))
+            if prev is not None and abs(prev.size - line.size) < 0.5 and 0 < prev.y - line.y < 3 * line.size:
+                gaps[round(prev.y - line.y, 1)] += 1
+            prev = line
+    size = sizes.most_common(1)[0][0] if sizes else 10.0
+    leading = gaps.most_common(1)[0][0] if gaps else 1.2 * size
+    width = sorted(lengths)[int(0.8 * len(lengths))] if lengths else 80
+    return _Layout(size, leading, width, vocab)
+
+
+def _join(left: str, right: str, vocab: Counter[str]) -> str:
+    """Two lines of one paragraph: a hyphen at the line end goes unless the document writes the word
+    with it ("trade-off") and never without it."""
+    m = _HYPHENATED.search(left)
+    w = _WORD_START.match(right)
+    if m and w:
+        whole = (m.group(1) + w.group(1)).lower()
+        hyphened = f"{m.group(1)}-{w.group(1)}".lower()
+        return left + right if vocab[hyphened] and not vocab[whole] else left[:-1] + right
+    return f"{left} {right}"
+
+
+def _code(lines: list[Line]) -> str:
+    left = min(ln.x for ln in lines)
+    width = 0.5 * (statistics.median(ln.size for ln in lines) or 10.0)
+    return "\n".join(" " * max(0, round((ln.x - left) / width)) + ln.text for ln in lines)
+
+
+def _pages(lines: list[Line]) -> tuple[str, ...]:
+    """The anchors of a block: every page its lines are on (a paragraph may run onto the next page)."""
+    return tuple(dict.fromkeys(f"page={ln.page}" for ln in lines))
+
+
+class _Builder:
+    def __init__(self, layout: _Layout) -> None:
+        self.layout = layout
+        self.blocks: list[Block] = []
+        self.para: list[Line] = []
+        self.code: list[Line] = []
+        self.para_text = ""
+
+    def flush(self) -> None:
+        if self.para:
+            self.blocks.append(Block(self.para_text, anchors=_pages(self.para)))
+        if self.code:
+            self.blocks.append(Block(_code(self.code), anchors=_pages(self.code)))
+        self.para, self.code, self.para_text = [], [], ""
+
+    def heading(self, level: int, text: str, page: int) -> None:
+        self.flush()
+        self.blocks.append(Block(text, min(max(level, 1), 6), anchors=(f"page={page}",)))
+
+    def line(self, line: Line, margin: float, prev: Line | None) -> None:
+        lay = self.layout
+        gap = (prev.y - line.y) if prev is not None and prev.page == line.page else None
+        if line.mono:
+            if self.para:
+                self.flush()
+            if self.code and gap is not None and gap > 2.5 * lay.leading:
+                self.flush()
+            self.code.append(line)
+            return
+        if self.code:
+            self.flush()
+        starts = not self.para or line.x < margin - 2 or bool(_ITEM.match(line.text))
+        if self.para and gap is not None:
+            starts = starts or gap > lay.leading + max(1.5, 0.12 * lay.leading) or gap < 0
+        if self.para and not starts:
+            last = self.para[-1]
+            ended = bool(_SENTENCE_END.search(self.para_text)) or len(last.text) < 0.6 * lay.width
+            # a first-line indent after a line that ended its paragraph (a list item's next line is
+            # indented past its bullet, after a full line)
+            starts = line.x > last.x + 0.5 * line.size and ended
+            starts = starts or (bool(_SENTENCE_END.search(self.para_text)) and len(last.text) < 0.6 * lay.width)
+        if starts:
+            self.flush()
+            self.para, self.para_text = [line], line.text
+        else:
+            self.para.append(line)
+            self.para_text = _join(self.para_text, line.text, lay.vocab)
+
+
+def _title(reader: Any, pages: list[list[Line]], fallback: str) -> str:
+    meta = _meta_title(reader)
+    if meta:
+        return meta
+    for lines in pages[:2]:
+        body = [ln for ln in lines if ln.text]
+        if not body:
+            continue
+        top = max(ln.size for ln in body)
+        words = " ".join(ln.text for ln in body if abs(ln.size - top) < 0.5)
+        if words and len(words) <= MAX_TITLE:
+            return words
+    return fallback
+
+
+def _margin(lines: list[Line]) -> float:
+    xs = Counter(round(ln.x) for ln in lines if not ln.mono)
+    return float(xs.most_common(1)[0][0]) if xs else 0.0
+
+
+def _size_levels(pages: list[list[Line]], body: float) -> dict[float, int]:
+    """Without an outline: the type sizes above the body's, largest first, as heading levels 1..4."""
+    big = sorted({round(ln.size, 1) for lines in pages for ln in lines if ln.size >= 1.15 * body}, reverse=True)
+    return {s: min(i + 1, 4) for i, s in enumerate(big)}
+
+
+def pdf_to_document(data: bytes, fallback_title: str) -> Document:
+    """The bytes of a PDF -> Document. Raises PdfUnreadable for a locked PDF; parser errors propagate."""
+    reader = _open(data)
+    pages = [_page_lines(p, n) for n, p in enumerate(reader.pages, start=1)]
+    labels = _labels(reader, len(pages))
+    layout = _layout(pages)
+    outline = _outline(reader)
+    by_page: dict[int, list[OutlineEntry]] = {}
+    for entry in outline:
+        by_page.setdefault(entry.page, []).append(entry)
+    sizes = {} if outline else _size_levels(pages, layout.size)
+    title = _title(reader, pages, fallback_title)
+    b = _Builder(layout)
+    level = 0  # of the last outline heading
+    for number, lines in enumerate(pages, start=1):
+        entries = by_page.get(number, [])
+        if lists_pages(lines):
+            continue
+        headed: dict[int, OutlineEntry] = {}
+        wrapped: set[int] = set()  # second lines of headings
+        pending: list[OutlineEntry] = []
+        for entry in entries:
+            found = _match_outline(lines, entry, set(headed) | wrapped)
+            if found is None:
+                pending.append(entry)
+            else:
+                headed[found[0]] = entry
+                wrapped.update(range(found[0] + 1, found[0] + found[1]))
+        drop = _running(lines, labels[number - 1], set(headed) | wrapped)
+        margin = _margin([ln for i, ln in enumerate(lines) if i not in drop and i not in headed])
+        prev: Line | None = None
+        for i, line in enumerate(lines):
+            while pending and (pending[0].top is None or line.y < pending[0].top - 1):
+                entry = pending.pop(0)  # a bookmark whose words no line holds: its own title heads the text
+                if _norm(entry.title) != _norm(title):
+                    b.heading(entry.level + 1, entry.title, number)
+                level = entry.level + 1
+            if i in drop or i in wrapped or not line.text:
+                continue
+            if i in headed:
+                level = headed[i].level + 1
+                text = line.text + (f" {lines[i + 1].text}" if i + 1 in wrapped else "")
+                b.heading(level, text, number)
+            elif sizes and round(line.size, 1) in sizes and len(line.text) <= MAX_HEADING and not line.mono:
+                level = sizes[round(line.size, 1)]
+                b.heading(level, line.text, number)
+            elif (line.bold and (level or not outline) and len(line.text) <= 60 and not _SENTENCE_END.search(line.text)
+                  and abs(line.size - layout.size) < 0.6 * layout.size):
+                b.heading(min(level + 1, 6), line.text, number)  # a subheading below the last heading
+            else:
+                b.line(line, margin, prev)
+            prev = line
+        for entry in pending:
+            b.heading(entry.level + 1, entry.title, number)
+    b.flush()
+    return Document(title, [blk for blk in b.blocks if blk.text.strip()])
+
+
+__all__ = ["Line", "OutlineEntry", "PdfUnreadable", "lists_pages", "pdf_to_document"]
