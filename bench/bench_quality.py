@@ -1,7 +1,7 @@
 """Answer quality of the offline (extractive) research runs against gold answers, next to a plain
 BM25 baseline computed in the same run, per corpus and per split (dev / test / holdout / holdout2 reported apart).
 
-    python bench/bench_quality.py [--sets python,postgresql] [--split dev|test|holdout|holdout2|all] [--limit N]
+    python bench/bench_quality.py [--sets python,postgresql,r] [--split dev|test|holdout|holdout2|all] [--limit N]
     python bench/bench_quality.py --questions bench/probes/python_unanswerable.jsonl --corpus /usr/share/doc/python3.11/html
     python bench/bench_quality.py --questions FILE.jsonl --corpus ROOT   # any question set
 
@@ -10,7 +10,8 @@ offline research runs once (warm index: the index is brought up to date before t
 the plain baseline takes the BM25 top-3 passages for the question as its answer.
 
 Figures (answerable questions unless said otherwise):
-  gold cited     the report cites a page of `gold_sources` (baseline: one of the 3 passages is on one)
+  gold cited     the report cites a page of `gold_sources` (baseline: one of the 3 passages is on one); a
+                 gold source in a PDF names its page (`R-intro.pdf#page=17`), met by a passage on that page
   gold in answer a citation in the report's Answer section is on a gold page
   F1 / recall    answer-token F1 and recall of the Answer section against the best gold alternative
                  (lower-cased alphanumeric tokens, articles dropped; the parts of an alternative joined)
@@ -42,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 DATA = Path(__file__).resolve().parents[1] / "lead_agent" / "compare" / "data"
 SETS = {"python": ("python_docs.jsonl", "/usr/share/doc/python3.11/html"),
-        "postgresql": ("postgresql_docs.jsonl", "/usr/share/doc/postgresql-doc-15/html")}
+        "postgresql": ("postgresql_docs.jsonl", "/usr/share/doc/postgresql-doc-15/html"),
+        "r": ("r_docs.jsonl", "/usr/share/R/doc/manual")}  # (Debian r-doc-pdf: PDF manuals)
 SPLITS = ("dev", "test", "holdout", "holdout2", "probe")  # probe: bench/probes, outside the shipped sets
 ARTICLES = {"a", "an", "the"}
 REF = re.compile(r"^(\d+)\. .* — `([^`]+)` \((S\d+)\)$")
@@ -76,20 +78,36 @@ def section(report: str, title: str) -> str:
     return m.group(1) if m else ""
 
 
-def page_of(locator: str, root_tag: str = "") -> str:
-    """A page relative to the corpus root: 'html-9314/library/shutil.html#4' (a passage id, root tag
-    'html-9314') or 'library/shutil.html' (a reference's path) -> 'library/shutil.html'."""
-    page = locator.rsplit("#", 1)[0]
-    return page[len(root_tag) + 1:] if root_tag and page.startswith(root_tag + "/") else page
+def pages_of(passage_id: str, corpus) -> set[str]:
+    """What a passage is on, as gold sources name it: 'html-9314/library/shutil.html#4' (a passage id,
+    root tag 'html-9314') -> {'library/shutil.html'}; a passage of a PDF -> {'R-intro.pdf#page=17', …}, a
+    page for each page it is on."""
+    path = passage_id.partition("/")[2].rsplit("#", 1)[0]
+    pages = corpus.pages_of(passage_id)
+    return {f"{path}#page={n}" for n in pages} if pages else {path}
 
 
-def references(report: str, root_tag: str = "") -> dict[str, str]:
-    """Reference number -> page (relative to the corpus root)."""
+def gold_pages(q: dict, index) -> set[str]:
+    """A question's gold sources, and the same pages in the file the index holds for a gold file it did not index
+    because another file has its text (refman.pdf: fullrefman.pdf is indexed)."""
+    copies = {}
+    for ix in index.indexes:
+        copies.update(ix.copies())
+    gold = set(q["gold_sources"])
+    for g in list(gold):
+        path, sep, page = g.partition("#")
+        if path in copies:
+            gold.add(copies[path] + sep + page)
+    return gold
+
+
+def references(report: str, passage_ids: dict[str, str], corpus) -> dict[str, set[str]]:
+    """Reference number -> the pages of the passage it cites (`passage_ids`: source id -> passage id)."""
     refs = {}
     for line in section(report, "References").splitlines():
         m = REF.match(line.strip())
-        if m:
-            refs[m.group(1)] = page_of(m.group(2), root_tag)
+        if m and m.group(3) in passage_ids:
+            refs[m.group(1)] = pages_of(passage_ids[m.group(3)], corpus)
     return refs
 
 
@@ -162,9 +180,8 @@ def sibling_overlaps(run_dir: Path) -> list[float]:
     return out
 
 
-def score_method(q: dict, corpus: str, runs: Path, cache: Path) -> Outcome:
+def score_method(q: dict, corpus: str, runs: Path, cache: Path, index) -> Outcome:
     from lead_agent.api import research_sync
-    from subagents.corpus import root_tag_for
     from subagents.runs import read_run
 
     t = time.perf_counter()
@@ -177,11 +194,11 @@ def score_method(q: dict, corpus: str, runs: Path, cache: Path) -> Outcome:
     o.not_found = not claims
     o.claims = len(claims)
     o.claims_used = sum(1 for c in claims if c in report)
-    refs = references(report, root_tag_for(Path(corpus).resolve()))
-    gold = set(q["gold_sources"])
-    o.gold_cited = any(p in gold for p in refs.values())
+    refs = references(report, {s.id: s.locator for s in run.sources}, index)
+    gold = gold_pages(q, index)
+    o.gold_cited = any(p & gold for p in refs.values())
     answer = section(report, "Answer")
-    o.gold_in_answer = any(refs.get(n) in gold for n in cited_numbers(answer))
+    o.gold_in_answer = any(refs.get(n, set()) & gold for n in cited_numbers(answer))
     o.f1, o.recall = f1_recall(MARK.sub(" ", answer), q["answers"])
     sents = claim_sentences(report)
     o.sentences, o.cut = len(sents), sum(is_cut(s) for s in sents)
@@ -189,13 +206,11 @@ def score_method(q: dict, corpus: str, runs: Path, cache: Path) -> Outcome:
     return o
 
 
-def score_baseline(q: dict, corpus, root: str) -> Outcome:
-    from subagents.corpus import root_tag_for
-
+def score_baseline(q: dict, corpus) -> Outcome:
     o = Outcome(q["id"], q["split"], bool(q["answers"]))
     hits = corpus.search(q["question"], 3)
-    pages = {page_of(p.passage_id, root_tag_for(Path(root).resolve())) for p in hits}
-    o.gold_cited = o.gold_in_answer = bool(pages & set(q["gold_sources"]))
+    pages = {page for p in hits for page in pages_of(p.passage_id, corpus)}
+    o.gold_cited = o.gold_in_answer = bool(pages & gold_pages(q, corpus))
     o.f1, o.recall = f1_recall(" ".join(p.text for p in hits), q["answers"])
     o.sentences, o.cut = len(hits), sum(is_cut(" ".join(p.text.split())) for p in hits)
     return o
@@ -252,7 +267,7 @@ def load(path: Path, split: str, limit: int | None) -> list[dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sets", default="python,postgresql", help="comma-separated: python, postgresql")
+    ap.add_argument("--sets", default="python,postgresql,r", help="comma-separated: python, postgresql, r")
     ap.add_argument("--questions", type=Path, help="a question file (with --corpus) instead of --sets")
     ap.add_argument("--corpus", help="the corpus root of --questions")
     ap.add_argument("--split", choices=[*SPLITS, "all"], default="all")
@@ -283,8 +298,8 @@ def main() -> int:
             qs = load(path, args.split, args.limit)
             method, base = [], []
             for q in qs:
-                m = score_method(q, root, Path(tmp) / "runs", cache)
-                b = score_baseline(q, corpus, root)
+                m = score_method(q, root, Path(tmp) / "runs", cache, corpus)
+                b = score_baseline(q, corpus)
                 method.append(m)
                 base.append(b)
                 if args.verbose:

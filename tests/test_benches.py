@@ -97,16 +97,23 @@ def _bench_module(name: str):
     return module
 
 
-def test_bench_quality_reads_nested_reference_paths_and_passage_ids_as_pages() -> None:
-    """A reference names its page relative to the corpus root ('library/shutil.html'); a passage id carries
-    the root tag ('html-9314/library/shutil.html#4'). Both are the gold page 'library/shutil.html'."""
+def test_bench_quality_reads_references_as_the_pages_of_the_passages_they_cite() -> None:
+    """A reference's source id leads to the passage id ('html-9314/library/shutil.html#4': root tag, page, chunk):
+    its page is the gold page 'library/shutil.html'; a passage of a PDF is on the pages it spans
+    ('R-intro.pdf#page=17', the form of a PDF's gold source)."""
     bq = _bench_module("bench_quality")
+
+    class Index:  # the corpus seam bench_quality asks for a passage's PDF pages
+        def pages_of(self, passage_id: str) -> tuple[int, ...]:
+            return (17, 18) if passage_id.endswith(".pdf#3") else ()
+
     report = ("## Answer\n\nCopy it with copy2(). [1]\n\n## References\n\n"
               "1. [shutil › Copy](<file:///d/html/library/shutil.html#c>) — `library/shutil.html` (S1)\n"
-              "2. [SQL COPY](<file:///d/pg/sql-copy.html>) — `sql-copy.html` (S2)\n")
-    assert bq.references(report, "html-9314") == {"1": "library/shutil.html", "2": "sql-copy.html"}
-    assert bq.page_of("html-9314/library/shutil.html#4", "html-9314") == "library/shutil.html"
-    assert bq.page_of("html-619e/sql-copy.html#19", "html-619e") == "sql-copy.html"
+              "2. [SQL COPY](<file:///d/pg/sql-copy.html>) — `sql-copy.html` (S2)\n"
+              "3. [R › NA](<file:///d/R-intro.pdf#page=17>) — `R-intro.pdf#page=17` (S5)\n")
+    ids = {"S1": "html-9314/library/shutil.html#4", "S2": "html-619e/sql-copy.html#19", "S5": "manual-1a2b/R-intro.pdf#3"}
+    assert bq.references(report, ids, Index()) == {"1": {"library/shutil.html"}, "2": {"sql-copy.html"},
+                                                   "3": {"R-intro.pdf#page=17", "R-intro.pdf#page=18"}}
 
 
 def test_every_split_of_the_shipped_question_sets_can_be_selected_and_is_reported() -> None:
@@ -117,7 +124,7 @@ def test_every_split_of_the_shipped_question_sets_can_be_selected_and_is_reporte
     from lead_agent.cli import build_parser
 
     data = ROOT / "lead_agent" / "compare" / "data"
-    splits = {json.loads(line)["split"] for name in ("python_docs.jsonl", "postgresql_docs.jsonl")
+    splits = {json.loads(line)["split"] for name in ("python_docs.jsonl", "postgresql_docs.jsonl", "r_docs.jsonl")
               for line in (data / name).read_text(encoding="utf-8").splitlines() if line.strip()}
     assert "holdout2" in splits
     assert splits <= set(_bench_module("bench_quality").SPLITS)

@@ -4,23 +4,29 @@
 Usage:
     python3 verify_questions.py CORPUS_ROOT QUESTIONS.jsonl
 
-Standalone, standard library only. Exits 0 when every check passes, 1 when any fails (each
-failure is listed on stderr), 2 on bad usage.
+Standalone, standard library only, except that a PDF gold source ("FILE.pdf#page=N") needs pypdf,
+which is imported only when such a source is checked. Exits 0 when every check passes, 1 when any
+fails (each failure is listed on stderr), 2 on bad usage.
 
 Checks, for every line of QUESTIONS.jsonl:
   * it is a JSON object with the fields id, question, answers, gold_sources, tags, split;
     ids are unique; split is "dev", "test", "holdout", "holdout2" or "probe" (bench/probes);
   * tags hold exactly one question type (how-to, why, what-is, comparison, multi-part, list),
-    exactly one of answerable / unanswerable, and exactly one corpus tag (python, postgresql);
+    exactly one of answerable / unanswerable, and exactly one corpus tag (python, postgresql, r);
   * unanswerable questions have empty answers and gold_sources;
   * answerable questions have at least one answer and one gold source; every gold source is a
-    relative path inside CORPUS_ROOT that exists;
+    relative path inside CORPUS_ROOT that exists. A PDF gold source names one page,
+    "FILE.pdf#page=N" with N the 1-based physical page index in the file (pypdf's pages[N-1]); it
+    exists when FILE.pdf exists under CORPUS_ROOT and has at least N pages. An answer stated on
+    several pages lists one such source per page;
   * every answer appears literally in the text of the gold pages. A page's text is its HTML with
     head, scripts, styles and the navigation chrome (Sphinx mobile menu, sidebars, related bars and
     footer; DocBook navigation header and footer) removed, tags stripped, entities decoded, typographic quotes and
     dashes made plain, whitespace collapsed, compared case-insensitively. An answer to a multi-part
     question may join several literal parts with "; ": then each part must appear (not
-    necessarily on the same gold page);
+    necessarily on the same gold page). A PDF page's text is pypdf's extract_text() of that page
+    with a hyphen at a line end between two letters joined ("garb-\nage" -> "garbage"), then
+    normalised as an HTML page's text;
   * every gold source states at least one answer or answer part (no decorative sources).
 """
 
@@ -36,10 +42,13 @@ from pathlib import Path
 
 TYPES = ("how-to", "why", "what-is", "comparison", "multi-part", "list")
 ANSWERABILITY = ("answerable", "unanswerable")
-CORPORA = ("python", "postgresql")
+CORPORA = ("python", "postgresql", "r")
 SPLITS = ("dev", "test", "holdout", "holdout2", "probe")
 FIELDS = ("id", "question", "answers", "gold_sources", "tags", "split")
 PART_SEPARATOR = "; "
+PDF_PAGE = re.compile(r"page=([1-9][0-9]*)")
+# a hyphen ending a line between two letters: a word broken across lines
+PDF_LINE_HYPHEN = re.compile(r"(?<=[^\W\d_])-[ \t]*\r?\n[ \t]*(?=[^\W\d_])")
 
 # div classes that are navigation chrome, not page content
 CHROME_CLASSES = {"mobile-nav", "sphinxsidebar", "related", "footer", "navheader", "navfooter"}
@@ -109,6 +118,30 @@ def page_text(path: Path) -> str:
     return normalize("".join(parser.parts))
 
 
+class PdfPages:
+    """The pages of the PDF files of a corpus, each file opened once with pypdf (imported lazily)."""
+
+    def __init__(self) -> None:
+        self.readers: dict[Path, object] = {}
+
+    def reader(self, path: Path):
+        if path not in self.readers:
+            try:
+                import pypdf  # only needed for PDF gold sources
+            except ImportError as exc:
+                raise RuntimeError("PDF gold sources need pypdf (pip install pypdf)") from exc
+            self.readers[path] = pypdf.PdfReader(str(path))
+        return self.readers[path]
+
+    def count(self, path: Path) -> int:
+        return len(self.reader(path).pages)
+
+    def text(self, path: Path, page: int) -> str:
+        """Normalised text of the 1-based physical page `page` of the PDF at `path`."""
+        raw = self.reader(path).pages[page - 1].extract_text() or ""
+        return normalize(PDF_LINE_HYPHEN.sub("", raw))
+
+
 def answer_parts(answer: str) -> list[str]:
     return [p for p in (s.strip() for s in answer.split(PART_SEPARATOR)) if p]
 
@@ -140,19 +173,36 @@ def check_fields(q: dict, qid: str, seen_ids: set[str]) -> list[str]:
     return failures
 
 
-def gold_pages(q: dict, qid: str, root: Path, text_of) -> tuple[dict[str, str], list[str]]:
+def gold_pages(q: dict, qid: str, root: Path, text_of, pdf: PdfPages) -> tuple[dict[str, str], list[str]]:
     """The text of each gold page, and what is wrong with the gold sources."""
     failures, pages = [], {}
     for source in q["gold_sources"]:
-        rel = Path(source)
+        file_part, hash_sign, fragment = source.partition("#")
+        is_pdf = file_part.lower().endswith(".pdf")
+        rel = Path(file_part if is_pdf else source)
         if rel.is_absolute() or ".." in rel.parts:
             failures.append(f"{qid}: gold source {source!r} is not a path inside the corpus")
             continue
         path = root / rel
+        if is_pdf and not (hash_sign and PDF_PAGE.fullmatch(fragment)):
+            failures.append(f"{qid}: PDF gold source {source!r} must name one page as FILE.pdf#page=N")
+            continue
         if not path.is_file():
             failures.append(f"{qid}: gold source {source!r} does not exist under {root}")
             continue
-        pages[source] = text_of(path)
+        if not is_pdf:
+            pages[source] = text_of(path)
+            continue
+        page = int(PDF_PAGE.fullmatch(fragment).group(1))
+        try:
+            count = pdf.count(path)
+        except Exception as exc:  # pypdf missing or the file unreadable
+            failures.append(f"{qid}: gold source {source!r}: cannot read {rel} ({exc})")
+            continue
+        if page > count:
+            failures.append(f"{qid}: gold source {source!r}: {rel} has only {count} pages")
+            continue
+        pages[source] = text_of(path, page)
     return pages, failures
 
 
@@ -197,14 +247,16 @@ def parse_line(line: str, lineno: int) -> tuple[dict | None, str | None]:
 def verify(corpus_root: Path, questions_path: Path) -> tuple[list[str], list[dict]]:
     failures: list[str] = []
     rows: list[dict] = []
-    cache: dict[Path, str] = {}
+    cache: dict[tuple[Path, int], str] = {}
     seen_ids: set[str] = set()
     root = corpus_root.resolve()
+    pdf = PdfPages()
 
-    def text_of(path: Path) -> str:
-        if path not in cache:
-            cache[path] = page_text(path)
-        return cache[path]
+    def text_of(path: Path, page: int = 0) -> str:
+        """An HTML page's text (page 0) or the text of page `page` of a PDF."""
+        if (path, page) not in cache:
+            cache[(path, page)] = pdf.text(path, page) if page else page_text(path)
+        return cache[(path, page)]
 
     for lineno, line in enumerate(questions_path.read_text(encoding="utf-8").splitlines(), 1):
         q, problem = parse_line(line, lineno)
@@ -222,7 +274,7 @@ def verify(corpus_root: Path, questions_path: Path) -> tuple[list[str], list[dic
             failures.append(f"{qid}: answerable but no answers")
         if not q["gold_sources"]:
             failures.append(f"{qid}: answerable but no gold_sources")
-        pages, problems = gold_pages(q, qid, root, text_of)
+        pages, problems = gold_pages(q, qid, root, text_of, pdf)
         failures += problems
         if len(pages) == len(q["gold_sources"]):
             failures += check_answers(q, qid, pages)
