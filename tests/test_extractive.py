@@ -1102,6 +1102,19 @@ def test_an_sql_type_in_an_example_is_not_labelled_python(tmp_path: Path) -> Non
     assert "NUMERIC(3, 1)" in answer and "```python" not in answer, answer
 
 
+def test_an_r_example_is_not_labelled_python_and_a_python_one_is(tmp_path: Path) -> None:
+    """The label says what the code is: R's `x[!is.na(x)]` does not parse as Python (it looked like a call)."""
+    docs = write_tree(tmp_path / "docs", {"vectors.md": "# Vectors\n\n## Missing values\n\n"
+                                          "To drop the missing values of a vector, index it with the negated is.na():\n\n"
+                                          "```\ny <- x[!is.na(x)]\n```\n\n"
+                                          "## Sorting\n\nTo sort a list of gadgets in place, call sort() on it:\n\n"
+                                          "```\ngadgets.sort(key=len)\n```\n"})
+    answer = section(run("How do I drop the missing values of a vector?", docs, tmp_path).report, "Answer")
+    assert "```\ny <- x[!is.na(x)]\n```" in answer, answer
+    answer = section(run("How do I sort a list of gadgets in place?", docs, tmp_path / "py").report, "Answer")
+    assert "```python\ngadgets.sort(key=len)\n```" in answer, answer
+
+
 def test_a_function_named_for_what_is_asked_answers_though_its_description_does_not_repeat_the_name(
         tmp_path: Path) -> None:
     """The description below a signature is about the call the signature names: "length" in `gadget_length`

@@ -1,7 +1,8 @@
 """Markdown, reStructuredText and plain text to a `Document`.
 
 Deliberately light: headings and paragraphs are what matter for retrieval. Markdown: ATX ('#')
-and setext headings, fenced code kept verbatim (a '# comment' inside a fence is not a heading),
+and setext headings, fenced code kept verbatim as a block of its own, without its fences (a '# comment'
+inside a fence is not a heading),
 links reduced to their text. reST: underlined (optionally overlined) headings, levels in order of
 first appearance of each adornment style; `:role:`text`` and ``literal`` reduced to their text.
 Plain text: paragraphs only; the title is the first line when it is short, else the file name.
@@ -47,6 +48,12 @@ class _Builder:
             self.blocks.append(Block(p.strip("\n")))
         self.lines = []
 
+    def code(self, lines: list[str]) -> None:
+        """A fenced block's lines, as they are (blank lines too), without its fences: code, like HTML's <pre>."""
+        text = "\n".join(lines).strip("\n")
+        if text.strip():
+            self.blocks.append(Block(text))
+
     def heading(self, level: int, text: str) -> None:
         self.flush()
         text = text.strip()
@@ -66,18 +73,20 @@ def markdown_to_document(text: str, fallback_title: str) -> Document:
             lines = lines[end + 1 :]
     b = _Builder()
     fence = ""
+    code: list[str] = []
     for line in lines:
         if fence:
-            b.lines.append(line)
             if line.strip().startswith(fence):
                 fence = ""
-                b.flush()
+                b.code(code)
+                code = []
+            else:
+                code.append(line)
             continue
         m = _FENCE.match(line)
         if m:
             b.flush()
             fence = m.group(1)[0] * 3
-            b.lines.append(line)
             continue
         m = _ATX.match(line)
         if m:
@@ -93,6 +102,7 @@ def markdown_to_document(text: str, fallback_title: str) -> Document:
             if not prev:  # a thematic break, not text
                 continue
         b.lines.append(_MD_LINK.sub(r"\1", line))
+    b.code(code)  # (a fence never closed runs to the end of the file)
     b.flush()
     return Document(_first_h1(b.blocks) or fallback_title, b.blocks)
 

@@ -236,8 +236,10 @@ def _split_units(passage: Passage) -> list[Unit]:
         if u.kind is UnitKind.SIGNATURE:
             api = u.text
         u.api = api
-        if prev is not None and u.kind is UnitKind.CODE and prev.kind is UnitKind.SENTENCE and prev.text.endswith(":") \
-                and len(prev.text.split()) >= 6:
+        # (a call after it is its example though it reads as a signature: "…, call sort() on it:" over
+        # "gadgets.sort(key=len)")
+        if prev is not None and u.kind in (UnitKind.CODE, UnitKind.SIGNATURE) and prev.kind is UnitKind.SENTENCE \
+                and prev.text.endswith(":") and len(prev.text.split()) >= 6:
             prev.intro = True
         if prev is not None and prev.kind is UnitKind.SENTENCE and len(prev.text.split()) <= 5 \
                 and not _SENTENCE_END.search(prev.text) and not _NOT_A_TERM.search(prev.text) \

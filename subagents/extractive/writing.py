@@ -11,7 +11,9 @@ Every sentence is whole and carries the ids of the sources it was taken from.
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 from ..context import RoundReport
@@ -50,10 +52,34 @@ def cite(c: Claim) -> str:
     return f"[{', '.join(c.source_ids)}]"
 
 
+def is_python(code: str) -> bool:
+    """Python as an interpreter session shows it (`>>>`), or code that reads like Python and parses as it: R's
+    `y <- x[!is.na(x)]`, C, a shell session and SQL do not (they get a fence with no language)."""
+    if ">>>" in code:
+        return True
+    if not _PYTHON.search(code) or _SQL.search(code):
+        return False
+    for text in filter(None, (textwrap.dedent(code), _as_def(code))):
+        try:
+            ast.parse(text)  # (a parse, not a compile: a fragment may `return` or `await`)
+            return True
+        except (SyntaxError, ValueError):
+            continue
+    return False
+
+
+_SIGNATURE = re.compile(r"^\s*(?:(?:async\s+)?def\s+|class\s+)?[A-Za-z_][\w.]*(\(.*\))(\s*->[^\n]*)?\s*$", re.S)
+
+
+def _as_def(code: str) -> str:
+    """An API signature (`spawn.run(args, *, stdin=None)`, `f(x) -> int`) as a def to parse; else ''."""
+    m = _SIGNATURE.match(code)
+    return f"def _{m.group(1)}{m.group(2) or ''}: pass" if m else ""
+
+
 def line(f: Found) -> list[str]:
     if f.code:
-        lang = "python" if _PYTHON.search(f.claim.text) and not _SQL.search(f.claim.text) else ""
-        return [f"```{lang}", f.claim.text.rstrip(), "```"]
+        return [f"```{'python' if is_python(f.claim.text) else ''}", f.claim.text.rstrip(), "```"]
     return [f"{f.claim.text} {cite(f.claim)}"]
 
 
