@@ -397,23 +397,6 @@ def test_files_with_the_same_bytes_are_indexed_once_until_the_twin_goes(corpus_d
         assert {h.path for h in ix.search("sprocket oil")} == {"notes.md", "third/notes.md"}
 
 
-def test_an_index_from_before_text_digests_gets_the_column(corpus_dir: Path, cache: Path) -> None:
-    import sqlite3
-
-    with open_index(corpus_dir, cache) as ix:
-        ix.update()
-        path = ix.db_path
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE files DROP COLUMN digest")
-    db.commit()
-    db.close()
-    write(corpus_dir / "copy.md", (corpus_dir / "notes.md").read_bytes() + b"\n\n")
-    with open_index(corpus_dir, cache) as ix:
-        stats = ix.update()
-        assert (stats.indexed, stats.unchanged) == (1, 4)  # nothing re-read; notes.md has no digest to match
-        assert {h.path for h in ix.search("sprocket oil")} == {"notes.md", "copy.md"}
-
-
 def test_a_root_of_links_to_another_folder_says_which_folder(tmp_path: Path, cache: Path) -> None:
     real = tmp_path / "usr" / "share" / "R" / "manual"
     write(real / "intro.md", "# Intro\n\nvectors\n")

@@ -49,7 +49,7 @@ from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
 from .embedding import TextEncoder
 from .vectors import DDL as VECTORS_DDL, VectorStore, bump_generation
 
-SCHEMA = "corpus-9"  # bump when the schema or the extraction changes: the index is rebuilt
+SCHEMA = "corpus-10"  # bump when the schema or the extraction changes: the index is rebuilt
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
 LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python
@@ -307,11 +307,6 @@ class CorpusIndex:
             if self._schema_current():
                 if db.execute("SELECT 1 FROM meta WHERE key = 'generation'").fetchone() is None:
                     bump_generation(db)  # an index made before generations were kept: give it one
-                if "digest" not in {r[1] for r in db.execute("PRAGMA table_info(files)")}:
-                    try:  # an index made before text digests were kept: its files have none ('')
-                        db.execute("ALTER TABLE files ADD COLUMN digest TEXT NOT NULL DEFAULT ''")
-                    except sqlite3.OperationalError:  # another process added it just now
-                        pass
                 return
             db.execute("BEGIN IMMEDIATE")
             try:
