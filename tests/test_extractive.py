@@ -905,6 +905,20 @@ def test_a_glossary_definition_is_quoted_with_the_term_it_defines(docs: Path, tm
     assert result.manifest["citation_check"]["pass_rate"] == 1.0
 
 
+def test_the_words_around_the_compared_things_are_asked_about_too(docs: Path, tmp_path: Path) -> None:
+    """"gadgets and widgets on a gizmoflux board": each of the two is asked about on that board, which the
+    documents never name; so neither is answered. (The words after "and" were the second entity's alone.)"""
+    from subagents.extractive.analysis import comparison_entities
+
+    assert comparison_entities("What is the difference between loc and iloc on a pandas DataFrame?") == ["loc", "iloc"]
+    _notes(docs, 1000)
+    report = run("What is the difference between gadgets and widgets on a gizmoflux board?", docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "never use the word gizmoflux" in report, report
+    report = run("What is the difference between gadgets and widgets on a screen?", docs, tmp_path / "known").report
+    assert "Gadgets are stateless, whereas widgets keep state between events." in report, report
+
+
 def test_a_prefixed_form_of_a_word_the_documents_use_is_no_unknown_word(docs: Path, tmp_path: Path) -> None:
     """"subwidgets" is no word of the corpus, but "widgets" is: the user's own word for the children of a
     widget, not a sign that the question is about something else."""
@@ -1000,6 +1014,8 @@ def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: 
     (docs / "tour.txt").write_text("Toolkit tour\n\nThe race example of the tour prints which gadget ran fastest.\n")
     result = run("Which widget toolkit is the fastest?", docs, tmp_path / "tour")
     assert "No retrieved passage says which is the fastest widget toolkit." in result.report, result.report
+    result = run("Which widget theme had the most downloads last year?", docs, tmp_path / "market")
+    assert "No retrieved passage says which widget theme has the most downloads." in result.report, result.report
     # the best way to do something asks how, not which product ranks first
     report = run("What is the best way to copy a widget with its children?", docs, tmp_path / "way").report
     assert "clone() with deep=True" in section(report, "Answer"), report
@@ -1011,15 +1027,46 @@ def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: 
     ("What's the best IDE for Python development?", "best", "IDE"),
     ("Which JSON library is fastest?", "fastest", "JSON library"),
     ("What is Guido van Rossum's favourite food?", "favourite", "food"),
+    # counts of a market, which no manual keeps
+    ("Which CRAN packages had the most downloads last month?", "most downloads", "CRAN packages"),
+    ("Which Python web framework has the most GitHub stars?", "most github stars", "Python web framework"),
+    ("Which database has the largest market share?", "largest market share", "database"),
 ])
 def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, category: str) -> None:
     assert [(r.measure, r.category) for r in rankings(question)] == [(measure, category)]
 
 
+@pytest.mark.parametrize("question, measure, subject", [
+    ("How many stars does the CPython repository have on GitHub?", "stars", "the CPython repository"),
+    ("What is the market share of Python among programming languages?", "market share", "Python"),
+    ("What is the number of downloads of numpy?", "number of downloads", "numpy"),
+])
+def test_a_question_asking_for_a_figure_of_a_market(question: str, measure: str, subject: str) -> None:
+    from subagents.extractive.undocumented import figures
+
+    assert [(f.measure, f.subject) for f in figures(question)] == [(measure, subject)]
+
+
+@pytest.mark.parametrize("question", ["How many arguments does print take?", "How many rows can a table hold?"])
+def test_a_question_asking_how_many_of_something_documented_asks_no_market_figure(question: str) -> None:
+    from subagents.extractive.undocumented import figures
+
+    assert figures(question) == []
+
+
+def test_a_market_figure_the_documents_never_give_is_not_found(docs: Path, tmp_path: Path) -> None:
+    result = run("How many stars does the widgets module have?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage says the stars of the widgets module." in result.report, result.report
+    (docs / "stars.txt").write_text("Widget fame\n\nThe widgets module has 1200 stars.\n")
+    report = run("How many stars does the widgets module have?", docs, tmp_path / "again").report
+    assert "The widgets module has 1200 stars." in section(report, "Answer"), report
+
+
 @pytest.mark.parametrize("question", ["What is the fastest way to concatenate strings?",
                                       "What is the worst-case cost of a dict lookup?",
                                       "Which isolation level is the strictest?", "What is the best practice for logging?",
-                                      "Which of json or pickle is the fastest?"])
+                                      "Which of json or pickle is the fastest?", "Which option affects most of the users?"])
 def test_a_question_asking_how_or_about_a_property_ranks_nothing(question: str) -> None:
     assert rankings(question) == []
 

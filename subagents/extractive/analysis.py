@@ -58,7 +58,8 @@ _PURPOSE = re.compile(r"^\s*what(?:'s|\s+is|\s+are)\s+.+?\s+(?:there\s+|used\s+|
 _LIST = re.compile(r"^(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<plural>\w+s)\s+(?:can|do|does|are|is|must|should|will|of)\b|"
                    r"^what\s+(?:are\s+the|kinds?\s+of|types?\s+of|ways?\s+of)\b|^list\b|^name\s+the\b", re.I)
 _COMPARE = [
-    re.compile(r"\bdifferences?\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)(?:\s+(?:when|if|in|for|regarding)\b.*)?$", re.I),
+    re.compile(r"\bdifferences?\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)"
+               r"(?:\s+(?:when|if|in|for|regarding|on|with|within|inside|under)\b.*)?$", re.I),
     re.compile(r"^(?:compare|contrast)\s+(?:how\s+)?(?P<list>.+?)(?:\s+(?:in terms of|regarding|for|when)\s+.+)?$", re.I),
     re.compile(r"\bhow\s+(?:is|are|does|do)\s+(?P<a>.+?)\s+(?:different|differ)\s+from\s+(?P<b>.+?)$", re.I),
     re.compile(r"\bhow\s+does\s+(?P<a>.+?)\s+(?:compare|differ)\s+(?:to|with|from)\s+(?P<b>.+?)$", re.I),

@@ -188,7 +188,10 @@ def unknown_words(focus: Focus, weights: Weights, raw: str = "") -> list[Term]:
     no retrieved text mentions are `missing_names`.)"""
     if weights.passages < UNKNOWN_MIN_PASSAGES:
         return []
-    terms = [t for t in dict.fromkeys(focus.question.terms + focus.about)
+    # a compared entity is asked about in the words around the entities too ("loc and iloc on a pandas
+    # DataFrame": pandas is the whole question's, and so each entity's)
+    shared = [t for t in focus.context if focus.compared and t not in focus.siblings]
+    terms = [t for t in dict.fromkeys(focus.question.terms + focus.about + shared)
              if t.kind not in (TermKind.SYMBOL, TermKind.NUMBER)]
     unknown = [t for t in terms if t.kind is TermKind.WORD and _never_used(t, weights)
                and not _verb_slot(t, focus.question.text) and not derived(t, focus, raw)]
@@ -289,22 +292,27 @@ def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
 
 # a ranking by opinion or by the market ("the best IDE", "the most popular framework", "the cheapest host")
 _MEASURE = (r"(?P<measure>best|worst|cheapest|fastest|most\s+popular|most\s+(?:widely\s+)?used|most\s+recommended|"
-            r"favou?rite)(?![\w-])")
+            r"favou?rite|most\s+(?:(?!of\b)[\w-]+\s+)?(?:downloads|downloaded|stars|starred|installs|installed|users|contributors)|"
+            r"largest\s+market\s+share|(?:highest|top)[\s-]+rated)(?![\w-])")  # (counts of a market: no manual has them)
 _WAY = frozenset("way ways method methods approach approaches practice practices idiom technique techniques strategy "
                  "solution option options means".split())
 _RANKED = (
-    re.compile(r"\b(?:which|what)\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+)\s+(?:is|are|was|were|has|have|"
-               r"offers?|gives?|provides?|runs?|performs?|works?)\s+(?:the\s+)?" + _MEASURE, re.I),
+    re.compile(r"\b(?:which|what)\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+)\s+(?:is|are|was|were|has|have|had|"
+               r"gets?|got|offers?|gives?|provides?|runs?|performs?|works?)\s+(?:the\s+)?" + _MEASURE, re.I),
     re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the|(?:[\w.-]+\s+){0,3}?[\w.-]+'s)\s+" + _MEASURE +
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
                r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)", re.I),
 )
+_COUNTED = frozenset("downloads stars installs users contributors share".split())  # measures that are counts
 _CHOICE = re.compile(r"^of\b|\b(?:or|and|vs\.?|versus)\b|,", re.I)  # named things to choose among, not a kind
 # the words a passage ranking things by each measure says it with
 _STATED = {"best": ("best", "preferred", "recommended", "recommend", "ideal", "optimal"), "worst": ("worst",),
            "cheapest": ("cheapest", "least expensive"), "fastest": ("fastest", "quickest"),
            "popular": ("popular", "popularity"), "used": ("widely used", "commonly used", "most used"),
-           "recommended": ("recommended", "recommend", "preferred"), "favourite": ("favourite", "favorite")}
+           "recommended": ("recommended", "recommend", "preferred"), "favourite": ("favourite", "favorite"),
+           "download": ("most downloaded", "most downloads"), "star": ("most stars", "most starred"),
+           "install": ("most installed", "most installs"), "users": ("most users",),
+           "contributors": ("most contributors",), "market share": ("market share",), "rated": ("rated",)}
 
 
 @dataclass(frozen=True)
@@ -316,7 +324,11 @@ class Ranking:
 
     @property
     def text(self) -> str:
-        return f"the {self.measure} {self.category}"
+        """What no passage says: "which is the most popular web framework", "which CRAN packages have the most
+        downloads" (a count is had, not been)."""
+        if self.measure.split()[-1] in _COUNTED:
+            return f"which {self.category} {'have' if self.category.endswith('s') else 'has'} the {self.measure}"
+        return f"which is the {self.measure} {self.category}"
 
 
 def rankings(question: str) -> list[Ranking]:
@@ -334,6 +346,50 @@ def rankings(question: str) -> list[Ranking]:
     return out
 
 
+# a figure of a market: how many stars, downloads or users a thing has, its market share (no manual keeps them)
+_COUNT_NOUNS = r"(?:stars|downloads|installs|installations|users|developers|contributors|customers)"
+_FIGURES = (
+    re.compile(r"\bhow\s+many\s+(?P<measure>(?:[\w-]+\s+)?" + _COUNT_NOUNS + r")\s+(?:does|do|did|has|have|had)\s+"
+               r"(?P<subject>.+?)(?:\s+(?:have|has|had|get|got|gets|receive|count)\b.*)?\s*\??$", re.I),
+    re.compile(r"\b(?P<measure>market\s+share|download\s+(?:counts?|numbers|statistics|stats)|(?:github|gitlab)\s+stars|"
+               r"number\s+of\s+(?:[\w-]+\s+)?" + _COUNT_NOUNS + r")\s+(?:of|for)\s+(?P<subject>.+?)"
+               r"(?:\s+(?:among|in|on|compared|versus|vs)\b.*)?\s*\??$", re.I),
+)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """The question asks for a figure of a market: "how many stars the CPython repository has", "the market
+    share of Python"."""
+
+    measure: str  # "stars", "market share"
+    subject: str  # "the CPython repository", "Python"
+
+    @property
+    def text(self) -> str:
+        return f"the {self.measure} of {self.subject}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence giving the figure: the measure's own words and a number (a count), or the measure
+        named ("market share")."""
+        words = [w for w in re.findall(r"[a-z]+", self.measure.lower()) if w not in STOP and w != "number"]
+        has_words = bool(words) and all(text_forms(w) & text_forms(sentence) for w in words)
+        counted = self.measure.lower().split()[-1] in _COUNTED or "number" in self.measure.lower()
+        return has_words and (not counted or bool(re.search(r"\d", sentence)))
+
+
+def figures(question: str) -> list[Figure]:
+    """The figures of a market a question asks for ("How many stars does X have on GitHub?", "What is the market
+    share of X?")."""
+    out = []
+    for pattern in _FIGURES:
+        for m in pattern.finditer(question):
+            subject = m.group("subject").strip(" ?.!")
+            if subject:
+                out.append(Figure(" ".join(m.group("measure").lower().split()), subject))
+    return out
+
+
 def _states(ranking: Ranking, sentence: str) -> bool:
     """The sentence ranks that kind of thing by that measure: a word of the measure and the kind's own word
     ("framework" for "web framework") in it (a heading's word is no ranking: "fastest" in an example under
@@ -344,15 +400,16 @@ def _states(ranking: Ranking, sentence: str) -> bool:
     return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & text_forms(sentence))
 
 
-def unranked(focus: Focus, ev: Evidence) -> list[Ranking]:
-    """Rankings the question asks for that no retrieved sentence states: documentation describes what each
-    thing does; which product is the best, the cheapest or the most popular it does not say (the sentence
-    calling GIN "the preferred text search index type" does)."""
-    asked = rankings(focus.question.text)
+def unranked(focus: Focus, ev: Evidence) -> list[Ranking | Figure]:
+    """Rankings and figures of a market the question asks for that no retrieved sentence states: documentation
+    describes what each thing does; which product is the best, the cheapest or the most popular, or how many
+    users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
+    does)."""
+    asked: list[Ranking | Figure] = [*rankings(focus.question.text), *figures(focus.question.text)]
     if not asked:
         return []
     said = [u.text for p in ev.passages.values() for u in units_of(p)]
-    return [r for r in asked if not any(_states(r, s) for s in said)]
+    return [r for r in asked if not any(_states(r, s) if isinstance(r, Ranking) else r.stated_by(s) for s in said)]
 
 
 @dataclass
@@ -362,7 +419,7 @@ class Unanswered:
     missing: list[Term] = field(default_factory=list)  # named terms no retrieved text mentions
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
-    unranked: list[Ranking] = field(default_factory=list)  # rankings asked for that no passage states
+    unranked: list[Ranking | Figure] = field(default_factory=list)  # rankings and figures no passage states
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.passing or self.unknown or self.unranked)

@@ -206,7 +206,7 @@ class ExtractiveModel:
         open_questions += [f"The documents mention {t.text} only in passing: no title or heading names it."
                            for t in sel.passing]
         open_questions += [f"The documents never use the word {t.text}." for t in sel.unknown]
-        open_questions += [f"No retrieved passage says which is {r.text}." for r in sel.unranked]
+        open_questions += [f"No retrieved passage says {r.text}." for r in sel.unranked]
         open_questions += [f"No claim mentions {t.text}." for t in sel.uncovered if t not in sel.missing]
         if not sel.found:
             status = "failed"
