@@ -222,14 +222,14 @@ def _indexing_progress(bus: EventBus, clock: Callable[[], float] = time.monotoni
     start: dict[str, float] = {}
     last: dict[tuple[str, IndexStage], float] = {}
 
-    def progress(root: str, done: int, total: int, stage: IndexStage = IndexStage.FILES) -> None:
+    def progress(root: str, done: int, total: int, stage: IndexStage = IndexStage.FILES, item: str = "") -> None:
         now = clock()
         t0 = start.setdefault(root, now)
         key = (root, stage)
         due = last.get(key, t0 + INDEXING_FIRST - INDEXING_EVERY) + INDEXING_EVERY
         if now - t0 >= INDEXING_FIRST and (now >= due or (done == total and key in last)):
             last[key] = now
-            bus.run().emit(CorpusIndexing(root, done, total, round(now - t0, 1), stage=stage.value))
+            bus.run().emit(CorpusIndexing(root, done, total, round(now - t0, 1), stage=stage.value, item=item))
 
     return progress
 

@@ -152,6 +152,8 @@ def indexing_line(e: CorpusIndexing) -> str:
     if e.stage == "embedding":
         return (f"indexing corpus {e.root}: {e.done} of {e.total} passage(s) embedded for semantic ranking "
                 f"({e.seconds:.0f}s)")
+    if e.stage == "pages":
+        return f"indexing corpus {e.root}: reading {e.item}, page {e.done} of {e.total} ({e.seconds:.0f}s)"
     return f"indexing corpus {e.root}: {e.done} of {e.total} file(s) examined ({e.seconds:.0f}s)"
 
 

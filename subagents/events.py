@@ -90,16 +90,17 @@ class CorpusIndexed(Event):
 
 @dataclass(frozen=True)
 class CorpusIndexing(Event):
-    """A corpus root is being indexed: files examined of those to examine, then passages embedded of those
-    to embed (`stage`; progress only; sent when indexing takes more than a second, then every couple of
-    seconds, so a warm index says nothing)."""
+    """A corpus root is being indexed: files examined of those to examine (and the pages of a PDF read, `item`
+    naming it), then passages embedded of those to embed (`stage`; progress only; sent when indexing takes more
+    than a second, then every couple of seconds, so a warm index says nothing)."""
 
     kind: ClassVar[str] = "corpus_indexing"
     root: str
     done: int
     total: int
     seconds: float
-    stage: str = "files"  # files | embedding (subagents.corpus.IndexStage)
+    stage: str = "files"  # files | pages | embedding (subagents.corpus.IndexStage)
+    item: str = ""  # the file whose pages are being read (stage pages)
 
 
 @dataclass(frozen=True)

@@ -146,3 +146,20 @@ def test_research_over_a_pdf_corpus_cites_the_page(tmp_path: Path, research_in_p
     assert "turn its crank slowly until the frobnication light shows green" in out
     assert f"(<{(root.resolve() / 'manual.pdf').as_uri()}#page=3>) — `manual.pdf#page=3`" in out
 
+
+
+def test_reading_a_long_pdf_reports_its_pages_as_it_goes(tmp_path: Path) -> None:
+    from subagents.corpus import IndexStage
+    from subagents.events import CorpusIndexing
+    from lead_agent.progress import indexing_line
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "long.pdf").write_bytes(layout_pdf([lines(LEFT, 700, [f"Page {n} says sprockets."]) for n in range(1, 6)]))
+    seen: list[tuple] = []
+    with CorpusIndex.open(root, tmp_path / "cache") as ix:
+        ix.update(progress=lambda *a: seen.append(a))
+    assert [a for a in seen if a[2:3] == (IndexStage.PAGES,)] == [(n, 5, IndexStage.PAGES, "long.pdf") for n in range(1, 6)]
+    assert seen[-1] == (1, 1)  # then the file is examined
+    line = indexing_line(CorpusIndexing("/docs", 3, 5, 4.0, stage="pages", item="long.pdf"))
+    assert line == "indexing corpus /docs: reading long.pdf, page 3 of 5 (4s)"

@@ -103,11 +103,11 @@ def _indexing_to_stderr(every: float = 2.0) -> Any:
 
     t0, last = time.monotonic(), [0.0]
 
-    def progress(root: str, done: int, total: int, stage: IndexStage = IndexStage.FILES) -> None:
+    def progress(root: str, done: int, total: int, stage: IndexStage = IndexStage.FILES, item: str = "") -> None:
         now = time.monotonic()
         if now - last[0] >= every and now - t0 >= 1.0 or done == total and last[0]:
             last[0] = now
-            print(indexing_line(CorpusIndexing(root, done, total, round(now - t0, 1), stage=stage.value)),
+            print(indexing_line(CorpusIndexing(root, done, total, round(now - t0, 1), stage=stage.value, item=item)),
                   file=sys.stderr, flush=True)
 
     return progress

@@ -53,8 +53,9 @@ SCHEMA = "corpus-10"  # bump when the schema or the extraction changes: the inde
 SNIPPET_TOKENS = 48
 MAX_CONTEXT = 5
 LOOKUP_ROWS = 400  # index entries matched by any query word, scored in Python
-Progress = Callable[..., None]  # (done, total[, stage]): files examined, then passages embedded (IndexStage)
-RootProgress = Callable[..., None]  # (corpus root, done, total[, stage])
+Progress = Callable[..., None]  # (done, total[, stage[, item]]): files examined, pages of a PDF (item: its path),
+# then passages embedded (IndexStage)
+RootProgress = Callable[..., None]  # (corpus root, done, total[, stage[, item]])
 FileRow = tuple[int, str, int, int, str, str]  # id, relpath, mtime_ns, size, sha1, status
 
 _DDL = """
@@ -106,6 +107,10 @@ SELECT rowid, snippet(fts, 2, '', '', ' … ', {SNIPPET_TOKENS}) FROM fts WHERE 
 """
 
 _WS = re.compile(r"\s+")
+def _pages_progress(progress: Progress, relpath: str) -> Callable[[int, int], None]:
+    return lambda done, total: progress(done, total, IndexStage.PAGES, relpath)
+
+
 def text_digest(title: str, chunks: list[Chunk], entries: list[IndexEntry]) -> str:
     """What a file reads as, hashed: two files that differ only in bytes no reader sees (a PDF's id) match."""
     h = hashlib.sha1(title.encode())
@@ -350,7 +355,8 @@ class CorpusIndex:
                 next_id = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
                 total = len(scan.files)
                 for i, cand in enumerate(scan.files, 1):
-                    next_id = self._update_file(cand, known.pop(cand.relpath, None), next_id, stats)
+                    pages = None if progress is None else _pages_progress(progress, cand.relpath)
+                    next_id = self._update_file(cand, known.pop(cand.relpath, None), next_id, stats, pages=pages)
                     if progress:
                         progress(i, total)
                 for row in known.values():
@@ -425,7 +431,7 @@ class CorpusIndex:
         db.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
 
     def _update_file(self, cand: Candidate, row: FileRow | None, next_id: int, stats: IndexStats,
-                     force: bool = False) -> int:
+                     force: bool = False, pages: Callable[[int, int], None] | None = None) -> int:
         db = self._db
         if not force and row is not None and row[2] == cand.mtime_ns and row[3] == cand.size:
             self._count(row[5], stats)
@@ -449,7 +455,7 @@ class CorpusIndex:
         twin = self._copy_of(cand.relpath, sha1)  # the same bytes under another name: not even read
         try:
             if twin is None:
-                doc = extract(data, cand.kind, name, cand.relpath)
+                doc = extract(data, cand.kind, name, cand.relpath, pages=pages)
                 chunks, entries, title = chunk_document(doc), doc.entries, doc.title or name
                 digest = text_digest(title, chunks, entries)
                 twin = self._copy_of(cand.relpath, sha1, digest)  # refman.pdf, fullrefman.pdf: 58 bytes apart

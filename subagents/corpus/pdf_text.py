@@ -30,7 +30,7 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .chunking import Block, Document
 
@@ -400,10 +400,15 @@ def _size_levels(pages: list[list[Line]], body: float) -> dict[float, int]:
     return {s: min(i + 1, 4) for i, s in enumerate(big)}
 
 
-def pdf_to_document(data: bytes, fallback_title: str) -> Document:
-    """The bytes of a PDF -> Document. Raises PdfUnreadable for a locked PDF; parser errors propagate."""
+def pdf_to_document(data: bytes, fallback_title: str, progress: Callable[[int, int], None] | None = None) -> Document:
+    """The bytes of a PDF -> Document (`progress(done, total)` after each page read). Raises PdfUnreadable for a
+    locked PDF; parser errors propagate."""
     reader = _open(data)
-    pages = [_page_lines(p, n) for n, p in enumerate(reader.pages, start=1)]
+    pages = []
+    for n, p in enumerate(reader.pages, start=1):
+        pages.append(_page_lines(p, n))
+        if progress is not None:
+            progress(n, len(reader.pages))
     labels = _labels(reader, len(pages))
     layout = _layout(pages)
     outline = _outline(reader)

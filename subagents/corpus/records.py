@@ -31,6 +31,7 @@ class IndexingInterrupted(KeyboardInterrupt):
 class IndexStage(StrEnum):
     FILES = "files"  # files examined (extracted when new or changed)
     EMBEDDING = "embedding"  # passages given a vector for semantic ranking
+    PAGES = "pages"  # pages of one PDF read (a manual of thousands takes a while), with the file's path
 
 
 @dataclass

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .chunking import Document
 from .html_text import html_to_document
@@ -179,13 +180,15 @@ def decode(data: bytes, kind: str) -> str:
     raise Undecodable("not valid UTF-8" + (" nor its declared charset" if m else ""))
 
 
-def extract(data: bytes, kind: str, fallback_title: str, relpath: str = "") -> Document:
-    """Bytes of one file -> Document. Raises Binary or Undecodable; parser errors propagate."""
+def extract(data: bytes, kind: str, fallback_title: str, relpath: str = "",
+            pages: Callable[[int, int], None] | None = None) -> Document:
+    """Bytes of one file -> Document (`pages(done, total)`: a PDF's pages as they are read). Raises Binary or
+    Undecodable; parser errors propagate."""
     if kind == "pdf":
         from .pdf_text import PdfUnreadable, pdf_to_document  # (pypdf loads only for a corpus holding a PDF)
 
         try:
-            return pdf_to_document(data, fallback_title)
+            return pdf_to_document(data, fallback_title, pages)
         except PdfUnreadable as e:
             raise Undecodable(str(e)) from None
     text = decode(data, kind)
