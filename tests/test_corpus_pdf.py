@@ -77,13 +77,16 @@ def test_a_typeset_manual_reads_as_headings_paragraphs_and_code() -> None:
     assert "Chapter 1: Widgets" not in text and ". . . ." not in text  # running heads, the contents page
 
 
-def test_without_an_outline_larger_type_heads_the_text_and_the_metadata_titles_it() -> None:
+@pytest.mark.parametrize("size_in_matrix", [False, True])
+def test_without_an_outline_larger_type_heads_the_text_and_the_metadata_titles_it(size_in_matrix: bool) -> None:
+    """(Sizes set in the font, as TeX does, or in the text matrix with the font at 1, as Word does.)"""
     page = [Run("Sprocket Handbook", LEFT, 720, 20, "bold"),
             Run("Greasing", LEFT, 690, 14, "bold"),
             *lines(LEFT, 670, ["Grease the sprocket weekly."]),
             Run("Storage", LEFT, 640, 14, "bold"),
             *lines(LEFT, 620, ["Store sprockets dry."])]
-    doc = pdf_to_document(layout_pdf([page], title="The Sprocket Handbook"), "handbook.pdf")
+    doc = pdf_to_document(layout_pdf([page], title="The Sprocket Handbook", size_in_matrix=size_in_matrix),
+                          "handbook.pdf")
     assert doc.title == "The Sprocket Handbook"
     assert [(b.level, b.text) for b in doc.blocks] == [
         (1, "Sprocket Handbook"), (2, "Greasing"), (0, "Grease the sprocket weekly."),

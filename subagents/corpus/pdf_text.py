@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 import statistics
 from collections import Counter
@@ -133,7 +134,9 @@ def _page_lines(page: Any, number: int) -> list[Line]:
             return
         x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
         y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
-        scale = abs(cm[3]) or 1.0
+        # the type's size on the page: the font's size times the text and page matrices' scale (Word and browsers
+        # write "1 Tf" and scale the text matrix to 11; TeX writes "11 Tf" and a unit matrix)
+        scale = math.sqrt(abs(tm[0] * tm[3] - tm[1] * tm[2]) * abs(cm[0] * cm[3] - cm[1] * cm[2])) or 1.0
         size = float(size) * scale if size else 0.0
         name = str(font.get("/BaseFont", "")) if font else ""
         run = _Run(x, y, size, name, text)

@@ -40,7 +40,8 @@ def _escape(text: str) -> str:
 
 
 def layout_pdf(pages: list[list[Run]], *, bookmarks: tuple[Bookmark, ...] = (), title: str | None = None,
-               password: str | None = None) -> bytes:
+               password: str | None = None, size_in_matrix: bool = False) -> bytes:
+    """`size_in_matrix`: each run's size in its text matrix, the font set at size 1 (as Word and browsers write)."""
     names = list(FONTS)
     objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]
     font_ids = {}
@@ -52,7 +53,8 @@ def layout_pdf(pages: list[list[Run]], *, bookmarks: tuple[Bookmark, ...] = (), 
     for runs in pages:
         ops = []
         for r in runs:
-            ops.append(f"BT /F{names.index(r.font)} {r.size:g} Tf 1 0 0 1 {r.x:g} {r.y:g} Tm ({_escape(r.text)}) Tj ET")
+            tf, tm = (1, f"{r.size:g} 0 0 {r.size:g}") if size_in_matrix else (r.size, "1 0 0 1")
+            ops.append(f"BT /F{names.index(r.font)} {tf:g} Tf {tm} {r.x:g} {r.y:g} Tm ({_escape(r.text)}) Tj ET")
         stream = "\n".join(ops).encode("cp1252")
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
         content = len(objects)
