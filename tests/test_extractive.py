@@ -1047,6 +1047,16 @@ def test_a_question_asking_for_a_figure_of_a_market(question: str, measure: str,
     assert [(f.measure, f.subject) for f in figures(question)] == [(measure, subject)]
 
 
+def test_a_market_figure_is_given_by_a_sentence_with_its_measure_its_subject_and_a_number() -> None:
+    from subagents.extractive.undocumented import Figure
+
+    stars = Figure("stars", "the CPython repository")
+    assert stars.stated_by("The CPython repository has 60000 stars.")
+    assert not stars.stated_by("Write 2 stars before a name to collect keyword arguments.")  # not its subject
+    assert not stars.stated_by("The CPython repository is starred by many.")  # no figure
+    assert Figure("market share", "Python").stated_by("Python holds a large market share.")
+
+
 @pytest.mark.parametrize("question", ["How many arguments does print take?", "How many rows can a table hold?"])
 def test_a_question_asking_how_many_of_something_documented_asks_no_market_figure(question: str) -> None:
     from subagents.extractive.undocumented import figures

@@ -370,11 +370,13 @@ class Figure:
         return f"the {self.measure} of {self.subject}"
 
     def stated_by(self, sentence: str) -> bool:
-        """A sentence giving the figure: the measure's own words and a number (a count), or the measure
-        named ("market share")."""
+        """A sentence giving the figure: the measure's own words and the subject's head word ("repository" of
+        "the CPython repository"), with a number for a count ("market share" needs none)."""
         words = [w for w in re.findall(r"[a-z]+", self.measure.lower()) if w not in STOP and w != "number"]
-        has_words = bool(words) and all(text_forms(w) & text_forms(sentence) for w in words)
-        counted = self.measure.lower().split()[-1] in _COUNTED or "number" in self.measure.lower()
+        head = [w for w in re.findall(r"[A-Za-z]+", self.subject) if w.lower() not in STOP][-1:]
+        forms = text_forms(sentence)
+        has_words = bool(words) and all(text_forms(w) & forms for w in words + head)
+        counted = re.fullmatch(_COUNT_NOUNS, self.measure.lower().split()[-1]) is not None
         return has_words and (not counted or bool(re.search(r"\d", sentence)))
 
 
