@@ -93,6 +93,31 @@ def test_without_an_outline_larger_type_heads_the_text_and_the_metadata_titles_i
         (2, "Storage"), (0, "Store sprockets dry.")]
 
 
+def test_paragraphs_run_past_lists_footnotes_and_page_breaks_and_unnumbered_running_heads_go() -> None:
+    """A list set right of the body (on this page more lines than the body) leaves the body's lines one paragraph; a
+    paragraph running on to the next page is one, its page's footnote after it; a head atop every page without
+    a page number goes."""
+    head = Run("Gadget Guide", LEFT, 750)
+    page1 = [head, *lines(LEFT, 700, ["Gadgets draw on the widget they are given and keep no state of",
+                                      "their own, so one gadget serves many widgets."]),
+             *lines(80, 682, ["• a gadget that draws", "• a gadget that listens", "• a gadget that waits"]),
+             *lines(LEFT, 628, ["Every gadget is created by its widget, which also ends"]),
+             Run("1 Widgets end gadgets when they close.", LEFT, 60, 8)]
+    page2 = [head, *lines(LEFT, 700, ["it when the widget closes."])]
+    page3 = [head, *lines(LEFT, 700, ["Gadgets never draw alone."])]
+    doc = pdf_to_document(layout_pdf([page1, page2, page3]), "gadgets.pdf")
+    assert doc.title == "gadgets.pdf"  # no type larger than the body's, no metadata
+    assert [(b.text, b.anchors) for b in doc.blocks] == [
+        ("Gadgets draw on the widget they are given and keep no state of their own, so one gadget serves many "
+         "widgets.", ("page=1",)),
+        ("• a gadget that draws", ("page=1",)), ("• a gadget that listens", ("page=1",)),
+        ("• a gadget that waits", ("page=1",)),
+        ("Every gadget is created by its widget, which also ends it when the widget closes.", ("page=1", "page=2")),
+        ("1 Widgets end gadgets when they close.", ("page=1",)),
+        ("Gadgets never draw alone.", ("page=3",)),
+    ]
+
+
 def test_a_locked_pdf_is_unreadable() -> None:
     locked = layout_pdf([lines(LEFT, 700, ["secret sprockets"])], password="hunter2")
     with pytest.raises(PdfUnreadable, match="encrypted"):

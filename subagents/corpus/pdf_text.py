@@ -12,7 +12,8 @@ From those:
   "Details"). Without an outline, lines in a larger type than the body are headings, one level per
   size;
 - **paragraphs**: a line starts one after a gap wider than the body's line spacing, when it is
-  indented past the margin (a first-line indent) or set left of it; lines within one are joined,
+  indented past the line before when that one ended a sentence (a first-line indent), or set left of an
+  indented block (a list item); lines within one are joined,
   a hyphen at a line end removed unless the document spells the word with it elsewhere;
 - **code**: consecutive lines set wholly in a monospaced font are one block, lines kept, indentation
   rebuilt from their positions;
@@ -43,6 +44,7 @@ _SPACES = re.compile(r"\s{2,}")
 _NORM = re.compile(r"[^0-9a-z]+")
 _PAGE_REF = re.compile(r"(?:^|[\s.,])(\d{1,4}|[ivxlc]{1,6})(?:\s*[-–]\s*\d{1,4})?\s*$", re.I)
 _LEADER = ". . . ."
+_NOTE_MARK = re.compile(r"^(?:\d{1,3}|[*†‡§¶])(?:\s|$)")  # a footnote's number (or sign) opening its line
 _NUMBERING = re.compile(r"(?:chapter|appendix|part|section)?[0-9a-z]?[0-9]{0,8}")  # before a heading, normalised
 _HYPHENATED = re.compile(r"([A-Za-z]{2,})-$")
 _WORD_START = re.compile(r"^([a-z]{2,})")
@@ -52,6 +54,7 @@ MAX_TITLE = 150
 MAX_HEADING = 150
 INDEX_PAGE_SHARE = 0.6  # a page most of whose lines end in a page number lists pages (contents, index)
 INDEX_PAGE_LINES = 8
+RUNNING_SHARE = 0.3  # a top or bottom line on this share of the pages (3 at least) is a running head or foot
 
 
 # pypdf logs what it repairs in a damaged file ("EOF marker not found") as warnings, which would
@@ -220,19 +223,50 @@ def lists_pages(lines: list[Line]) -> bool:
     return listing >= INDEX_PAGE_SHARE * len(texts)
 
 
-def _running(lines: list[Line], label: str, keep: set[int]) -> set[int]:
-    """Indexes of the page's running head and foot: its top and bottom lines when they hold the page's
-    label as a word of their own (or are nothing but a page number)."""
-    drop: set[int] = set()
+def footnotes(lines: list[Line], body: float) -> tuple[list[Line], list[Line]]:
+    """The page's lines and its footnotes apart: smaller type below its lowest line of body text (drawn there
+    while a paragraph runs on to the next page, they must not cut it)."""
+    prose = [ln.y for ln in lines if not ln.mono and abs(ln.size - body) < 0.5]
+    if not prose:
+        return lines, []
+    bottom = min(prose)
+    foot = [ln for ln in lines if ln.y < bottom and ln.size < 0.92 * body]
+    return [ln for ln in lines if ln not in foot], foot
+
+
+def _edges(lines: list[Line]) -> set[int]:
+    """The page's top and bottom lines."""
     if not lines:
-        return drop
-    for i in {max(range(len(lines)), key=lambda k: lines[k].y), min(range(len(lines)), key=lambda k: lines[k].y)}:
+        return set()
+    return {max(range(len(lines)), key=lambda k: lines[k].y), min(range(len(lines)), key=lambda k: lines[k].y)}
+
+
+def _unnumbered(text: str) -> str:
+    return _NORM.sub("", re.sub(r"\d+", "", text.lower()))
+
+
+def repeated_edges(pages: list[list[Line]]) -> set[str]:
+    """Top or bottom lines that recur, numbers aside, on a good share of the pages: a running head or foot
+    ("Shared MIME-info Database" atop every page, "Page 3 of 17")."""
+    seen: Counter[str] = Counter()
+    for lines in pages:
+        seen.update({_unnumbered(lines[i].text) for i in _edges(lines)} - {""})
+    least = max(3, RUNNING_SHARE * len(pages))
+    return {text for text, n in seen.items() if n >= least}
+
+
+def _running(lines: list[Line], label: str, keep: set[int], repeated: set[str]) -> set[int]:
+    """Indexes of the page's running head and foot: its top and bottom lines when they hold the page's
+    label as a word of their own, are nothing but a page number, or recur atop or below many pages."""
+    drop: set[int] = set()
+    for i in _edges(lines):
         if i in keep:
             continue
         words = lines[i].text.split()
         if not words:
             continue
-        if label in (words[0], words[-1]) or (len(words) == 1 and _PAGE_REF.fullmatch(words[0])):
+        if label in (words[0], words[-1]) or (len(words) == 1 and _PAGE_REF.fullmatch(words[0])) \
+                or _unnumbered(lines[i].text) in repeated:
             drop.add(i)
     return drop
 
@@ -284,6 +318,8 @@ class _Layout:
 
 
 def _layout(pages: list[list[Line]]) -> _Layout:
+    """The body text's size, line spacing and line length, from its lines of prose (a reference manual's code
+    listings, set tighter, must not set the spacing paragraphs are told apart by)."""
     sizes: Counter[float] = Counter()
     lengths: list[int] = []
     gaps: Counter[float] = Counter()
@@ -292,10 +328,12 @@ def _layout(pages: list[list[Line]]) -> _Layout:
         prev: Line | None = None
         for line in lines:
             text = line.text
-            sizes[round(line.size, 1)] += len(text)
-            if not line.mono:
-                lengths.append(len(text))
             vocab.update(w.lower() for w in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", text))
+            if line.mono:
+                prev = None
+                continue
+            sizes[round(line.size, 1)] += len(text)
+            lengths.append(len(text))
             if prev is not None and abs(prev.size - line.size) < 0.5 and 0 < prev.y - line.y < 3 * line.size:
                 gaps[round(prev.y - line.y, 1)] += 1
             prev = line
@@ -335,19 +373,38 @@ class _Builder:
         self.para: list[Line] = []
         self.code: list[Line] = []
         self.para_text = ""
+        self.notes: list[Block] = []
+
+    def footnotes(self, lines: list[Line]) -> None:
+        """A page's footnotes, one block each ("28 but it is available …": a new one at each mark), held
+        until the paragraph in progress ends."""
+        notes: list[list[Line]] = []
+        for ln in lines:
+            if not notes or _NOTE_MARK.match(ln.text):
+                notes.append([])
+            notes[-1].append(ln)
+        for note in notes:
+            text = ""
+            for ln in note:
+                text = _join(text, ln.text, self.layout.vocab) if text else ln.text
+            self.notes.append(Block(text, anchors=_pages(note)))
+        if not self.para and not self.code:
+            self.flush()
 
     def flush(self) -> None:
         if self.para:
             self.blocks.append(Block(self.para_text, anchors=_pages(self.para)))
         if self.code:
             self.blocks.append(Block(_code(self.code), anchors=_pages(self.code)))
+        self.blocks.extend(self.notes)  # a page's footnotes, once the paragraph running past them has ended
+        self.notes = []
         self.para, self.code, self.para_text = [], [], ""
 
     def heading(self, level: int, text: str, page: int) -> None:
         self.flush()
         self.blocks.append(Block(text, min(max(level, 1), 6), anchors=(f"page={page}",)))
 
-    def line(self, line: Line, margin: float, prev: Line | None) -> None:
+    def line(self, line: Line, prev: Line | None) -> None:
         lay = self.layout
         gap = (prev.y - line.y) if prev is not None and prev.page == line.page else None
         if line.mono:
@@ -359,7 +416,7 @@ class _Builder:
             return
         if self.code:
             self.flush()
-        starts = not self.para or line.x < margin - 2 or bool(_ITEM.match(line.text))
+        starts = not self.para or bool(_ITEM.match(line.text))
         if self.para and gap is not None:
             starts = starts or gap > lay.leading + max(1.5, 0.12 * lay.leading) or gap < 0
         if self.para and not starts:
@@ -369,6 +426,9 @@ class _Builder:
             # indented past its bullet, after a full line)
             starts = line.x > last.x + 0.5 * line.size and ended
             starts = starts or (bool(_SENTENCE_END.search(self.para_text)) and len(last.text) < 0.6 * lay.width)
+            # set left of an indented block (a list item, a quotation), not of a paragraph's indented first line
+            starts = starts or line.x < last.x - 0.5 * line.size and (
+                len(self.para) >= 2 or bool(_ITEM.match(self.para[0].text)))
         if starts:
             self.flush()
             self.para, self.para_text = [line], line.text
@@ -377,24 +437,20 @@ class _Builder:
             self.para_text = _join(self.para_text, line.text, lay.vocab)
 
 
-def _title(reader: Any, pages: list[list[Line]], fallback: str) -> str:
+def _title(reader: Any, pages: list[list[Line]], body: float, fallback: str) -> str:
+    """The metadata's title, else the largest type of the first page when it is larger than the body's."""
     meta = _meta_title(reader)
     if meta:
         return meta
     for lines in pages[:2]:
-        body = [ln for ln in lines if ln.text]
-        if not body:
+        shown = [ln for ln in lines if ln.text]
+        if not shown:
             continue
-        top = max(ln.size for ln in body)
-        words = " ".join(ln.text for ln in body if abs(ln.size - top) < 0.5)
-        if words and len(words) <= MAX_TITLE:
+        top = max(ln.size for ln in shown)
+        words = " ".join(ln.text for ln in shown if abs(ln.size - top) < 0.5)
+        if top > body + 0.5 and words and len(words) <= MAX_TITLE:
             return words
     return fallback
-
-
-def _margin(lines: list[Line]) -> float:
-    xs = Counter(round(ln.x) for ln in lines if not ln.mono)
-    return float(xs.most_common(1)[0][0]) if xs else 0.0
 
 
 def _size_levels(pages: list[list[Line]], body: float) -> dict[float, int]:
@@ -413,13 +469,16 @@ def pdf_to_document(data: bytes, fallback_title: str, progress: Callable[[int, i
         if progress is not None:
             progress(n, len(reader.pages))
     labels = _labels(reader, len(pages))
+    repeated = repeated_edges(pages)
     layout = _layout(pages)
+    split = [footnotes(lines, layout.size) for lines in pages]
+    pages, notes = [body for body, _ in split], [foot for _, foot in split]
     outline = _outline(reader)
     by_page: dict[int, list[OutlineEntry]] = {}
     for entry in outline:
         by_page.setdefault(entry.page, []).append(entry)
     sizes = {} if outline else _size_levels(pages, layout.size)
-    title = _title(reader, pages, fallback_title)
+    title = _title(reader, pages, layout.size, fallback_title)
     b = _Builder(layout)
     level = 0  # of the last outline heading
     for number, lines in enumerate(pages, start=1):
@@ -436,8 +495,7 @@ def pdf_to_document(data: bytes, fallback_title: str, progress: Callable[[int, i
             else:
                 headed[found[0]] = entry
                 wrapped.update(range(found[0] + 1, found[0] + found[1]))
-        drop = _running(lines, labels[number - 1], set(headed) | wrapped)
-        margin = _margin([ln for i, ln in enumerate(lines) if i not in drop and i not in headed])
+        drop = _running(lines, labels[number - 1], set(headed) | wrapped, repeated)
         prev: Line | None = None
         for i, line in enumerate(lines):
             while pending and (pending[0].top is None or line.y < pending[0].top - 1):
@@ -458,10 +516,11 @@ def pdf_to_document(data: bytes, fallback_title: str, progress: Callable[[int, i
                   and abs(line.size - layout.size) < 0.6 * layout.size):
                 b.heading(min(level + 1, 6), line.text, number)  # a subheading below the last heading
             else:
-                b.line(line, margin, prev)
+                b.line(line, prev)
             prev = line
         for entry in pending:
             b.heading(entry.level + 1, entry.title, number)
+        b.footnotes(notes[number - 1])
     b.flush()
     return Document(title, [blk for blk in b.blocks if blk.text.strip()])
 
