@@ -62,6 +62,14 @@ def layout_pdf(pages: list[list[Run]], *, bookmarks: tuple[Bookmark, ...] = (), 
                        f"/Resources << /Font << {fonts} >> >> /Contents {content} 0 R >>".encode())
         page_ids.append(len(objects))
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(pages)} >>".encode()
+    out = serialize(objects)
+    if not bookmarks and title is None and password is None:
+        return out
+    return _finish(out, bookmarks, title, password)
+
+
+def serialize(objects: list[bytes], info_id: int | None = None) -> bytes:
+    """A PDF file of numbered objects (the first the catalog) with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for i, obj in enumerate(objects, start=1):
@@ -71,10 +79,9 @@ def layout_pdf(pages: list[list[Run]], *, bookmarks: tuple[Bookmark, ...] = (), 
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     for off in offsets:
         out += f"{off:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    if not bookmarks and title is None and password is None:
-        return bytes(out)
-    return _finish(bytes(out), bookmarks, title, password)
+    info = f" /Info {info_id} 0 R" if info_id is not None else ""
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
 
 
 def _finish(data: bytes, bookmarks: tuple[Bookmark, ...], title: str | None, password: str | None) -> bytes:
