@@ -1,26 +1,28 @@
 """PDF to a `Document`: lines rebuilt from positioned text runs, so a manual reads as headings,
-paragraphs and code, each block anchored to the page it starts on (`page=N`, N counted from 1 as
-a viewer's `file.pdf#page=N` does).
+paragraphs and code, each block anchored to the pages it is on (`page=N`, N counted from 1 as a
+viewer's `file.pdf#page=N` does).
 
 pypdf reports every text run with its position, font and size (`extract_text(visitor_text=…)`).
 From those:
 - **lines**: runs on one baseline, in the order the page draws them; a small raised run inside a
-  line (a footnote mark) is dropped;
+  line is a footnote mark (dropped), or an exponent after a digit (`2^31`);
 - **headings**: from the outline (bookmarks) when the PDF has one — its entry is matched to the
   line it points at, whose wording (with the section number) becomes the heading, one level per
   outline depth; a short line set wholly in bold below them is a subheading ("Arguments",
   "Details"). Without an outline, lines in a larger type than the body are headings, one level per
   size;
 - **paragraphs**: a line starts one after a gap wider than the body's line spacing, when it is
-  indented past the line before when that one ended a sentence (a first-line indent), or set left of an
-  indented block (a list item); lines within one are joined,
+  indented past the line before and that one ended a sentence (a first-line indent), or when it is
+  set left of an indented block (a list item); lines within one are joined, across a page break too,
   a hyphen at a line end removed unless the document spells the word with it elsewhere;
 - **code**: consecutive lines set wholly in a monospaced font are one block, lines kept, indentation
   rebuilt from their positions;
-- **dropped**: running heads and page numbers (the top or bottom line of a page holding the page's
-  own label), and pages of a table of contents or a back-of-book index (most lines end with a page
-  number).
-The title is the document's metadata title, else the largest type on its first page.
+- **footnotes** (smaller type below the body) come after the paragraph that runs past them;
+- **dropped**: running heads and feet (a page's top or bottom line holding its page number, or
+  recurring on many pages), and pages of a table of contents or a back-of-book index (most lines
+  end with a page number).
+The title is the document's metadata title, else the first page's largest type when it is larger than the
+body's, else the file name.
 """
 
 from __future__ import annotations
