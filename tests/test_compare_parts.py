@@ -97,6 +97,22 @@ def test_gold_source_hits_on_corpus_paths_and_urls() -> None:
     assert gold.gold_hit(["https://en.wikipedia.org/wiki/Pat_Burrell#Career"], locs) == 1.0
     assert gold.gold_hit(["brary/shutil.html"], locs) == 0.0
     assert gold.gold_hit([], locs) is None
+    # a gold page of a PDF: a passage on that page (a locator per page it is on), not elsewhere in the file
+    pdf = ["R-intro.pdf#page=16", "R-intro.pdf#page=17"]
+    assert gold.gold_hit(["R-intro.pdf#page=17"], pdf) == 1.0
+    assert gold.gold_hit(["R-intro.pdf#page=40"], pdf) == 0.0
+    assert gold.gold_hit(["R-intro.pdf#page=40"], ["R-intro.pdf"]) == 1.0  # a locator naming no page: the file
+
+
+def test_a_pdf_passage_is_located_on_each_page_it_is_on() -> None:
+    from lead_agent.compare.metrics import _locators
+    from subagents.sources import Source, SourceKind
+
+    src = Source("S1", "corpus:m/R-intro.pdf#7", SourceKind.CORPUS, "R", "m/R-intro.pdf#7", "text", [],
+                 {"path": "R-intro.pdf", "page": 16, "pages": [16, 17]})
+    assert _locators(src) == ["R-intro.pdf#page=16", "R-intro.pdf#page=17"]
+    html = Source("S2", "corpus:m/a.html#1", SourceKind.CORPUS, "A", "m/a.html#1", "text", [], {"path": "a.html"})
+    assert _locators(html) == ["a.html"]
 
 
 # ---------------------------------------------------------------- question sets
@@ -126,6 +142,9 @@ def test_the_shipped_sets() -> None:
     assert len(select(py.questions, split="holdout")) == 16
     assert len(select(py.questions, split="holdout2")) == 30
     assert select(py.questions, tags=["unanswerable"], limit=3)[0].answers == ()
+    r = load_set("r-docs")
+    assert len(r.questions) == 60 and r.corpus == (Path("/usr/share/R/doc/manual"),)
+    assert {q.split for q in r.questions} == {"dev", "holdout"} and all("r" in q.tags for q in r.questions)
     drb = load_set("deep-research-bench")
     assert len(drb.questions) == 100 and drb.needs_web and drb.questions[0].id == "drb-1"
     assert set(drb.questions[0].tags) == {"Finance & Business", "zh"}

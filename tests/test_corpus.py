@@ -382,19 +382,20 @@ def test_files_with_the_same_bytes_are_indexed_once_until_the_twin_goes(corpus_d
     with open_index(corpus_dir, cache) as ix:
         stats = ix.update()
         assert (stats.indexed, stats.skipped_duplicate, stats.files_seen) == (4, 2, 6)
-        assert dict(stats.problems)["notes.md"] == "the same content as copy-of-notes.md, which is indexed"
-        assert ix.copies() == {"notes.md": "copy-of-notes.md", "third/notes.md": "copy-of-notes.md"}
-        assert [h.path for h in ix.search("sprocket oil")] == ["copy-of-notes.md"]  # one passage, not three
+        # the shortest path is the one indexed
+        assert dict(stats.problems)["copy-of-notes.md"] == "the same content as notes.md, which is indexed"
+        assert ix.copies() == {"copy-of-notes.md": "notes.md", "third/notes.md": "notes.md"}
+        assert [h.path for h in ix.search("sprocket oil")] == ["notes.md"]  # one passage, not three
         assert ix.update().skipped_duplicate == 2  # remembered
-        (corpus_dir / "copy-of-notes.md").unlink()  # the indexed twin goes: one of the copies takes its place
+        (corpus_dir / "notes.md").unlink()  # the indexed twin goes: the shortest copy takes its place
         again = ix.update()
         assert (again.removed, again.indexed, again.skipped_duplicate) == (1, 1, 1)
-        assert [h.path for h in ix.search("sprocket oil")] == ["notes.md"]
-        write(corpus_dir / "notes.md", "# Notes\n\nSprocket oil changed.\n")  # the twin changes: both are indexed
-        bump_mtime(corpus_dir / "notes.md")
+        assert [h.path for h in ix.search("sprocket oil")] == ["third/notes.md"]
+        write(corpus_dir / "third" / "notes.md", "# Notes\n\nSprocket oil changed.\n")  # it changes: both are indexed
+        bump_mtime(corpus_dir / "third" / "notes.md")
         third = ix.update()
         assert (third.indexed, third.skipped_duplicate) == (2, 0)
-        assert {h.path for h in ix.search("sprocket oil")} == {"notes.md", "third/notes.md"}
+        assert {h.path for h in ix.search("sprocket oil")} == {"copy-of-notes.md", "third/notes.md"}
 
 
 def test_a_root_of_links_to_another_folder_says_which_folder(tmp_path: Path, cache: Path) -> None:

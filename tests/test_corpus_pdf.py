@@ -157,7 +157,7 @@ async def test_a_pdf_corpus_is_searched_and_cited_by_page(tmp_path: Path) -> Non
         res = await box.call(ToolUseBlock("t1", "search_corpus", {"query": "sprockets grease"}), box.names(), ctx)
         top = _payload(res.content)["results"][0]
         src = ctx.sources.get(top["source_id"])
-        assert src.meta["page"] == 4 and src.meta["path"] == "manual.pdf"
+        assert src.meta["page"] == 4 and src.meta["pages"] == [4] and src.meta["path"] == "manual.pdf"
         link = source_link(src)
         assert link.href == (root.resolve() / "manual.pdf").as_uri() + "#page=4"
         assert link.where == "manual.pdf#page=4"

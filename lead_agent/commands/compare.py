@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
                    help="a prompt variant: a folder in prompts/, a path, or 'single' (built in: one agent, no "
                         "delegation); settings after a colon: terse:max_subagents=2,lead_model=NAME (repeatable)")
     p.add_argument("--questions", metavar="FILE|SET",
-                   help="a JSONL file, or python-docs, postgresql-docs, deep-research-bench, fanoutqa")
+                   help="a JSONL file, or python-docs, postgresql-docs, r-docs, deep-research-bench, fanoutqa")
     p.add_argument("--split", choices=["dev", "test", "holdout", "holdout2"], help="only questions of this split")
     p.add_argument("--tag", dest="tags", action="append", metavar="TAG", help="only questions with this tag")
     p.add_argument("--limit", type=int, metavar="N", help="the first N questions (after --split / --tag)")

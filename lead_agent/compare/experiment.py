@@ -140,7 +140,7 @@ def _questions(values: Mapping[str, Any]) -> tuple[QuestionSet, list[Question]]:
     ref = values.get("questions")
     if not ref:
         raise UsageError("give the questions: --questions FILE.jsonl or a built-in set (python-docs, "
-                         "postgresql-docs, deep-research-bench, fanoutqa)")
+                         "postgresql-docs, r-docs, deep-research-bench, fanoutqa)")
     try:
         qset = load_set(str(ref))
         tags = values.get("tags") or []

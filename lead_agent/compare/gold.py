@@ -100,11 +100,16 @@ def match_answers(report: str, answers: Iterable[str]) -> AnswerMatch | None:
 
 def source_matches(gold: str, locators: Iterable[str]) -> bool:
     """A gold source (a path relative to the corpus root, or a URL) against a run's source locators:
-    corpus passage paths match on the path (a fragment ignored), URLs on the URL without fragment."""
-    g = gold.split("#", 1)[0].rstrip("/").lower()
+    corpus passage paths match on the path (a fragment ignored), URLs on the URL without fragment; a gold
+    page of a PDF (`R-intro.pdf#page=17`) only a locator on that page, when the locator names pages."""
+    g, _, fragment = gold.partition("#")
+    g = g.rstrip("/").lower()
+    page = fragment if fragment.startswith("page=") else ""
     for loc in locators:
-        l = loc.split("#", 1)[0].rstrip("/").lower()
-        if l == g or l.endswith("/" + g.lstrip("/")):
+        path, _, loc_fragment = loc.partition("#")
+        l = path.rstrip("/").lower()
+        if (l == g or l.endswith("/" + g.lstrip("/"))) and (
+                not page or not loc_fragment.startswith("page=") or loc_fragment == page):
             return True
     return False
 

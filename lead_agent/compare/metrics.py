@@ -208,14 +208,18 @@ def run_metrics(run: Run, question: Question) -> dict[str, Any]:
         "answer_match": match.contains if match else None,
         "answer_parts": match.parts if match else None,
         "answer_f1": round(match.f1, 4) if match else None,
-        "gold_source_cited": gold_hit(question.gold_sources, [_locator(by_id[s]) for s in cited if s in by_id]),
-        "gold_source_retrieved": gold_hit(question.gold_sources, [_locator(s) for s in run.sources]),
+        "gold_source_cited": gold_hit(question.gold_sources, [x for s in cited if s in by_id for x in _locators(by_id[s])]),
+        "gold_source_retrieved": gold_hit(question.gold_sources, [x for s in run.sources for x in _locators(s)]),
     }
     return m
 
 
-def _locator(source: Any) -> str:
-    return str(source.meta.get("path") or source.locator)
+def _locators(source: Any) -> list[str]:
+    """Where a source is, as gold sources name it: its path, or for a passage of a PDF one `path#page=N` per
+    page it is on."""
+    path = str(source.meta.get("path") or source.locator)
+    pages = source.meta.get("pages") or ([source.meta["page"]] if source.meta.get("page") is not None else [])
+    return [f"{path}#page={n}" for n in pages] if pages and source.meta.get("path") else [path]
 
 
 def query_type(run: Run) -> str | None:

@@ -1,5 +1,5 @@
 """Question sets: JSONL files with `question` and optional `answers`, `gold_sources`, `tags`, and the
-built-in sets (the python-docs and PostgreSQL sets shipped in `data/`, the DeepResearch Bench
+built-in sets (the python-docs, PostgreSQL and R-manuals sets shipped in `data/`, the DeepResearch Bench
 tasks, FanOutQA's dev set from the `fanoutqa` package).
 
 In `answers` the entries are alternatives; inside one entry "; " separates parts a complete answer
@@ -18,6 +18,7 @@ from ..terminal import question_problem
 
 PYTHON_DOCS_ROOT = Path("/usr/share/doc/python3.11/html")
 POSTGRESQL_DOCS_ROOT = Path("/usr/share/doc/postgresql-doc-15/html")
+R_MANUALS_ROOT = Path("/usr/share/R/doc/manual")  # Debian r-doc-pdf's PDFs
 
 
 class QuestionError(ValueError):
@@ -157,6 +158,7 @@ def fanout_question(q: Any) -> Question:
 BUILTIN = {
     "python-docs": "python_docs.jsonl",
     "postgresql-docs": "postgresql_docs.jsonl",
+    "r-docs": "r_docs.jsonl",
     "deep-research-bench": "deep_research_bench/query.jsonl",
     "fanoutqa": None,
 }
@@ -168,6 +170,8 @@ def load_set(ref: str) -> QuestionSet:
         return QuestionSet(ref, tuple(load_file(data_file(BUILTIN[ref]))), (PYTHON_DOCS_ROOT,))
     if ref == "postgresql-docs":
         return QuestionSet(ref, tuple(load_file(data_file(BUILTIN[ref]))), (POSTGRESQL_DOCS_ROOT,))
+    if ref == "r-docs":
+        return QuestionSet(ref, tuple(load_file(data_file(BUILTIN[ref]))), (R_MANUALS_ROOT,))
     if ref == "deep-research-bench":
         qs = [Question(f"drb-{q.id}", q.question, tags=q.tags) for q in load_file(data_file(BUILTIN[ref]))]
         return QuestionSet(ref, tuple(qs), needs_web=True,

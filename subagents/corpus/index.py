@@ -354,7 +354,9 @@ class CorpusIndex:
                 known = {r[1]: r for r in db.execute("SELECT id, relpath, mtime_ns, size, sha1, status FROM files")}
                 next_id = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
                 total = len(scan.files)
-                for i, cand in enumerate(scan.files, 1):
+                # the shortest path first: of files with the same text, the one indexed ("refman.pdf", not
+                # "fullrefman.pdf"; "notes.md", not "copy-of-notes.md")
+                for i, cand in enumerate(sorted(scan.files, key=lambda c: (len(c.relpath), c.relpath)), 1):
                     pages = None if progress is None else _pages_progress(progress, cand.relpath)
                     next_id = self._update_file(cand, known.pop(cand.relpath, None), next_id, stats, pages=pages)
                     if progress:
@@ -393,7 +395,7 @@ class CorpusIndex:
         rows = self._db.execute(
             "SELECT id, relpath, mtime_ns, size, sha1, status FROM files f WHERE status = 'duplicate' AND NOT EXISTS "
             "(SELECT 1 FROM files o WHERE o.status = 'ok' AND (o.sha1 = f.sha1 OR (f.digest != '' AND "
-            "o.digest = f.digest))) ORDER BY relpath").fetchall()
+            "o.digest = f.digest))) ORDER BY length(relpath), relpath").fetchall()
         by_path = {c.relpath: c for c in files}
         for row in rows:
             cand = by_path.get(row[1])

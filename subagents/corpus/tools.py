@@ -80,12 +80,13 @@ def _passage_id(ref: str, ctx: ToolContext) -> str:
 
 
 def _register_passage(ctx: ToolContext, p: Passage, text: str, root: str | None = None,
-                      page: int | None = None) -> str:
+                      pages: tuple[int, ...] = ()) -> str:
     meta: dict[str, Any] = {"heading": p.heading, "path": p.path}
     if root:
         meta["root"] = root  # the corpus root's real path: reports link file://<root>/<path>
-    if page is not None:
-        meta["page"] = page  # a PDF's page: reports link file://<root>/<path>#page=N
+    if pages:
+        meta["page"] = pages[0]  # a PDF's page: reports link file://<root>/<path>#page=N
+        meta["pages"] = list(pages)  # every page the passage is on
     src = ctx.sources.register(
         key=f"corpus:{p.passage_id}",
         kind=SourceKind.CORPUS,
@@ -106,8 +107,7 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
 
     def _register(ctx: ToolContext, p: Passage, text: str) -> str:
         root = corpus.root_of(p.passage_id)
-        return _register_passage(ctx, p, text, str(root) if root is not None else None,
-                                 next(iter(corpus.pages_of(p.passage_id)), None))
+        return _register_passage(ctx, p, text, str(root) if root is not None else None, corpus.pages_of(p.passage_id))
 
     async def search_corpus(args: SearchCorpusArgs, ctx: ToolContext) -> str:
         entries = corpus.lookup(args.query, INDEX_ENTRIES)
