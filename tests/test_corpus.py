@@ -452,6 +452,13 @@ def test_corpus_errors_for_bad_roots(tmp_path: Path, cache: Path) -> None:
     assert not index_path_for(good.resolve(), cache).exists()
 
 
+def test_capital_letters_standing_alone_are_names() -> None:
+    from subagents.corpus.query import letter_names
+
+    assert letter_names("Can I make R treat warnings as errors from R's C API?") == ["r", "c"]  # never "I"
+    assert letter_names("How do I pass -R to a U.S. form, or plan A?") == ["a"]
+
+
 def test_query_without_content_words_is_an_error() -> None:
     with pytest.raises(CorpusError, match="no searchable words"):
         to_fts_query("What is it, and how does it do this?")
@@ -529,6 +536,11 @@ async def test_tools_register_sources_and_read_full_text(corpus_dir: Path, cache
         named = _payload((await box.call(ToolUseBlock("t5", "search_corpus", {"query": "Why do Frobnicating Widgets spin?"}),
                                          allowed, ctx)).content)["corpus"]
         assert named["term_passages"]["frobnicating widgets"] >= 1 and named["term_titles"]["frobnicating widgets"] >= 1
+        # and of a capital letter that names something (R, C): too short to search, counted all the same (in R's
+        # manuals every passage says R: the corpus's own subject, no word a question is about)
+        lettered = _payload((await box.call(ToolUseBlock("t6", "search_corpus", {"query": "Can R frobnicate widgets?"}),
+                                            allowed, ctx)).content)["corpus"]["term_passages"]
+        assert "r" in lettered and "i" not in lettered
 
 
 async def test_tool_errors_are_readable(corpus_dir: Path, cache: Path) -> None:

@@ -102,9 +102,11 @@ def test_paragraphs_run_past_lists_footnotes_and_page_breaks_and_unnumbered_runn
                                       "their own, so one gadget serves many widgets."]),
              *lines(80, 682, ["• a gadget that draws", "• a gadget that listens", "• a gadget that waits"]),
              *lines(LEFT, 628, ["Every gadget is created by its widget, which also ends"]),
-             Run("1 Widgets end gadgets when they close.", LEFT, 60, 8)]
+             Run("1 Widgets end gadgets when they close.", LEFT, 60, 8),
+             Run("0.0 0.5 1.0 1.5 2.0 2.5 x Fn(x) 3.0 3.5", LEFT, 40, 7)]  # a plot's ticks, small, at the foot
     page2 = [head, *lines(LEFT, 700, ["it when the widget closes."])]
-    page3 = [head, *lines(LEFT, 700, ["Gadgets never draw alone."])]
+    page3 = [head, *lines(LEFT, 700, ["Gadgets never draw alone."]),
+             *lines(LEFT, 600, ["gadgets Relative Frequency 1.5 2.0 2.5 3.0 0.0 0.1 0.2 0.3 Fn(x)"])]  # a plot's labels
     doc = pdf_to_document(layout_pdf([page1, page2, page3]), "gadgets.pdf")
     assert doc.title == "gadgets.pdf"  # no type larger than the body's, no metadata
     assert [(b.text, b.anchors) for b in doc.blocks] == [

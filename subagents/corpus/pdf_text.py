@@ -48,6 +48,7 @@ _PAGE_REF = re.compile(r"(?:^|[\s.,])(\d{1,4}|[ivxlc]{1,6})(?:\s*[-–]\s*\d{1,4
 _LEADER = ". . . ."
 _NOTE_MARK = re.compile(r"^(?:\d{1,3}|[*†‡§¶])(?:\s|$)")  # a footnote's number (or sign) opening its line
 _NUMBERING = re.compile(r"(?:chapter|appendix|part|section)?[0-9a-z]?[0-9]{0,8}")  # before a heading, normalised
+_NUMBER = re.compile(r"[-+−]?\d+(?:[.,]\d+)*%?")
 _HYPHENATED = re.compile(r"([A-Za-z]{2,})-$")
 _WORD_START = re.compile(r"^([a-z]{2,})")
 _SENTENCE_END = re.compile(r"[.!?:;]['’”)]*$")
@@ -363,6 +364,14 @@ def _code(lines: list[Line]) -> str:
     return "\n".join(" " * max(0, round((ln.x - left) / width)) + ln.text for ln in lines)
 
 
+def figure_residue(text: str) -> bool:
+    """A plot's labels and tick marks read as text ("eruptions Relative Frequency 1.5 2.0 2.5 … Fn(x)"): mostly
+    numbers, no sentence. Nothing a reader could quote."""
+    words = text.split()
+    numbers = sum(1 for w in words if _NUMBER.fullmatch(w))
+    return len(words) >= 8 and numbers >= 0.5 * len(words) and not _SENTENCE_END.search(text)
+
+
 def _pages(lines: list[Line]) -> tuple[str, ...]:
     """The anchors of a block: every page its lines are on (a paragraph may run onto the next page)."""
     return tuple(dict.fromkeys(f"page={ln.page}" for ln in lines))
@@ -382,19 +391,21 @@ class _Builder:
         until the paragraph in progress ends."""
         notes: list[list[Line]] = []
         for ln in lines:
-            if not notes or _NOTE_MARK.match(ln.text):
-                notes.append([])
+            prev = notes[-1][-1] if notes else None
+            if prev is None or _NOTE_MARK.match(ln.text) or prev.y - ln.y > 1.8 * max(prev.size, ln.size):
+                notes.append([])  # a mark, or a gap: the next note (or a plot's labels below the notes)
             notes[-1].append(ln)
         for note in notes:
             text = ""
             for ln in note:
                 text = _join(text, ln.text, self.layout.vocab) if text else ln.text
-            self.notes.append(Block(text, anchors=_pages(note)))
+            if not figure_residue(text):  # (a plot at the foot of a page is set small too)
+                self.notes.append(Block(text, anchors=_pages(note)))
         if not self.para and not self.code:
             self.flush()
 
     def flush(self) -> None:
-        if self.para:
+        if self.para and not figure_residue(self.para_text):
             self.blocks.append(Block(self.para_text, anchors=_pages(self.para)))
         if self.code:
             self.blocks.append(Block(_code(self.code), anchors=_pages(self.code)))

@@ -49,6 +49,15 @@ def name_runs(question: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def letter_names(question: str) -> list[str]:
+    """Capital letters standing alone as names ("R", "C" in "R's C API"; never "I"), lower-cased: too short to
+    search, but how many passages hold one says whether it is the corpus's own subject (R in R's manuals)."""
+    return list(dict.fromkeys(m.group(1).lower() for m in _LETTER.finditer(question) if m.group(1) != "I"))
+
+
+_LETTER = re.compile(r"(?<![\w.'’-])([A-Z])(?=['’]s\b|[^\w.'’-]|$)")
+
+
 def _written_as_name(word: str, quoted: set[str], shouted: bool) -> bool:
     """A stopword the asker wrote as a name: in capitals in a question that is not all capitals
     ("WHERE", "HAVING", "IN": SQL keywords) or in backticks (`is`, `not`): the thing asked about,

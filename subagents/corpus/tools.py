@@ -19,7 +19,7 @@ from ..sources import SourceKind
 from ..tool_names import READ_PASSAGE, SEARCH_CORPUS
 from ..tools import Tool, ToolContext, ToolError, untrusted
 from .corpus import Corpus
-from .query import name_runs, query_terms
+from .query import letter_names, name_runs, query_terms
 from .records import CorpusError, NoSearchableWords, Passage
 
 
@@ -120,7 +120,7 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
         except CorpusError as e:
             raise ToolError(str(e)) from None
         results = [_listed(p, _register(ctx, p, p.snippet), score=round(p.score, 3)) for p in hits]
-        terms = list(dict.fromkeys(query_terms(args.query) + name_runs(args.query)))
+        terms = list(dict.fromkeys(query_terms(args.query) + name_runs(args.query) + letter_names(args.query)))
         stats = {"passages": corpus.passage_count(), "term_passages": corpus.term_passages(terms),
                  "term_titles": corpus.term_titles(terms)}
         payload: dict[str, Any] = {"query": args.query, "results": results, "corpus": stats}
