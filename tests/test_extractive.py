@@ -67,6 +67,16 @@ def section(report: str, title: str) -> str:
 
 # ---------------------------------------------------------------- question analysis
 
+def test_the_corpus_own_subject_is_a_name_in_a_large_share_of_it_a_letter_in_most() -> None:
+    from subagents.extractive.terms import TermKind, Weights, make_term
+
+    w = Weights(passages=10_000, df={"python": 4_500, "postgresql": 2_000, "r": 10_000, "c": 2_100, "json": 300})
+    named = lambda text: make_term(text, TermKind.NAME)  # noqa: E731
+    assert w.domain(named("Python")) and w.domain(named("PostgreSQL")) and w.domain(named("R"))
+    assert not w.domain(named("C"))  # a letter in a fifth of the passages: a variable's name as often as not
+    assert not w.domain(named("JSON"))
+
+
 def test_identifiers_stay_whole_and_domain_stop_words_count_when_named() -> None:
     texts = {t.text for t in extract_terms("What does __import__ return, and is csv.DictReader like zip()?")}
     assert {"__import__", "csv.DictReader", "zip()"} <= texts and "import__" not in texts

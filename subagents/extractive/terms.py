@@ -227,6 +227,7 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
 
 DOMAIN_SHARE = 0.1  # a name in at least this share of the passages (and DOMAIN_MIN) is the corpus's own subject
 DOMAIN_MIN = 5
+LETTER_DOMAIN_SHARE = 0.5  # a single letter (R, C) in at least this share of the passages is the corpus's subject
 RARE_SHARE = 0.003  # a term in at most this share of the passages, and in no title, is mentioned in passing
 
 
@@ -248,9 +249,11 @@ class Weights:
 
     def domain(self, term: Term) -> bool:
         """A proper name in a large share of the corpus ("Python" in Python's documentation): the
-        corpus's own subject, never what one question is about."""
+        corpus's own subject, never what one question is about. A single letter must be in most passages
+        (R in R's manuals): letters are variables' names too (c in a fifth of Python's passages)."""
         df = self.df.get(term.key)
-        return term.kind is TermKind.NAME and df is not None and df >= max(DOMAIN_MIN, DOMAIN_SHARE * self.passages)
+        share = DOMAIN_SHARE if len(term.key) > 1 else LETTER_DOMAIN_SHARE
+        return term.kind is TermKind.NAME and df is not None and df >= max(DOMAIN_MIN, share * self.passages)
 
     def incidental(self, term: Term) -> bool:
         """Mentioned only in passing: in a few passages, and no title or heading names it."""
