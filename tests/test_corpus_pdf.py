@@ -120,6 +120,31 @@ def test_paragraphs_run_past_lists_footnotes_and_page_breaks_and_unnumbered_runn
     ]
 
 
+def test_outline_entries_find_their_lines_wrapped_or_titled_but_never_a_sentence_that_ends_with_them() -> None:
+    """A bookmark's heading may wrap onto a second line; a help page's topic line starts with the bookmark's
+    name and goes on with its title; a sentence of the body ending in a bookmark's words is no heading."""
+    page = [*lines(LEFT, 720, ["See the section on grease; we here look at a specific example."]),
+            Run("2.7 Index vectors; selecting and modifying subsets of a", LEFT, 690, 13, "bold"),
+            Run("data set", LEFT, 675, 13, "bold"),
+            *lines(LEFT, 650, ["Subsets are selected by index vectors."]),
+            Run("combn Generate All Combinations", LEFT, 620, 12, "bold"),
+            *lines(LEFT, 600, ["Generate all combinations of the elements of x."]),
+            Run("A specific example", LEFT, 570, 13, "bold"),
+            *lines(LEFT, 550, ["Grease one sprocket first."])]
+    marks = (Bookmark("Index vectors; selecting and modifying subsets of a data set", 1, 700),
+             Bookmark("combn", 1, 630), Bookmark("A specific example", 1, 720))
+    doc = pdf_to_document(layout_pdf([page], bookmarks=marks), "manual.pdf")
+    assert [(b.level, b.text) for b in doc.blocks] == [
+        (0, "See the section on grease; we here look at a specific example."),
+        (2, "2.7 Index vectors; selecting and modifying subsets of a data set"),
+        (0, "Subsets are selected by index vectors."),
+        (2, "combn Generate All Combinations"),
+        (0, "Generate all combinations of the elements of x."),
+        (2, "A specific example"),
+        (0, "Grease one sprocket first."),
+    ]
+
+
 def test_a_locked_pdf_is_unreadable() -> None:
     locked = layout_pdf([lines(LEFT, 700, ["secret sprockets"])], password="hunter2")
     with pytest.raises(PdfUnreadable, match="encrypted"):

@@ -107,6 +107,10 @@ SELECT rowid, snippet(fts, 2, '', '', ' … ', {SNIPPET_TOKENS}) FROM fts WHERE 
 """
 
 _WS = re.compile(r"\s+")
+# another file `o`, indexed, with the bytes or the extracted text of the file `d`
+_TWIN_OF_D = "o.status = 'ok' AND o.id != d.id AND (o.sha1 = d.sha1 OR (d.digest != '' AND o.digest = d.digest))"
+
+
 def _pages_progress(progress: Progress, relpath: str) -> Callable[[int, int], None]:
     return lambda done, total: progress(done, total, IndexStage.PAGES, relpath)
 
@@ -393,9 +397,8 @@ class CorpusIndex:
     def _orphaned_copies(self, files: list[Candidate], next_id: int, stats: IndexStats) -> int:
         """Copies whose indexed twin changed or went: each is indexed itself now (one of several copies)."""
         rows = self._db.execute(
-            "SELECT id, relpath, mtime_ns, size, sha1, status FROM files f WHERE status = 'duplicate' AND NOT EXISTS "
-            "(SELECT 1 FROM files o WHERE o.status = 'ok' AND (o.sha1 = f.sha1 OR (f.digest != '' AND "
-            "o.digest = f.digest))) ORDER BY length(relpath), relpath").fetchall()
+            "SELECT id, relpath, mtime_ns, size, sha1, status FROM files d WHERE status = 'duplicate' AND NOT EXISTS "
+            f"(SELECT 1 FROM files o WHERE {_TWIN_OF_D}) ORDER BY length(relpath), relpath").fetchall()
         by_path = {c.relpath: c for c in files}
         for row in rows:
             cand = by_path.get(row[1])
@@ -603,9 +606,8 @@ class CorpusIndex:
     def copies(self) -> dict[str, str]:
         """Files not indexed because another file holds the same text: relpath -> the relpath indexed."""
         with self._lock:
-            return dict(self._db.execute(
-                "SELECT d.relpath, min(o.relpath) FROM files d JOIN files o ON o.status = 'ok' AND (o.sha1 = d.sha1 "
-                "OR (d.digest != '' AND o.digest = d.digest)) WHERE d.status = 'duplicate' GROUP BY d.relpath"))
+            return dict(self._db.execute(f"SELECT d.relpath, min(o.relpath) FROM files d JOIN files o ON {_TWIN_OF_D} "
+                                         "WHERE d.status = 'duplicate' GROUP BY d.relpath"))
 
     def pages_of(self, passage_id: str) -> tuple[int, ...]:
         """The pages a passage of a PDF is on, first to last (1-based, as `file.pdf#page=N` counts);

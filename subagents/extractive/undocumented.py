@@ -303,7 +303,9 @@ _RANKED = (
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
                r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)", re.I),
 )
-_COUNTED = frozenset("downloads stars installs users contributors share".split())  # measures that are counts
+# what a market counts: stars, downloads, users (a measure ending in one of them is had, not been)
+_COUNT_WORDS = ("stars", "downloads", "installs", "installations", "users", "developers", "contributors", "customers")
+_COUNT_NOUNS = "(?:" + "|".join(_COUNT_WORDS) + ")"
 _CHOICE = re.compile(r"^of\b|\b(?:or|and|vs\.?|versus)\b|,", re.I)  # named things to choose among, not a kind
 # the words a passage ranking things by each measure says it with
 _STATED = {"best": ("best", "preferred", "recommended", "recommend", "ideal", "optimal"), "worst": ("worst",),
@@ -326,9 +328,18 @@ class Ranking:
     def text(self) -> str:
         """What no passage says: "which is the most popular web framework", "which CRAN packages have the most
         downloads" (a count is had, not been)."""
-        if self.measure.split()[-1] in _COUNTED:
+        if self.measure.split()[-1] in (*_COUNT_WORDS, "share"):
             return f"which {self.category} {'have' if self.category.endswith('s') else 'has'} the {self.measure}"
         return f"which is the {self.measure} {self.category}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """The sentence ranks that kind of thing by that measure: a word of the measure and the kind's own word
+        ("framework" for "web framework") in it (a heading's word is no ranking: "fastest" in an example under
+        "Brief Tour of the Standard Library" says nothing of JSON libraries)."""
+        key = next(k for k in _STATED if k in self.measure.replace("favorite", "favourite"))
+        lowered = sentence.lower()
+        head = text_forms(self.category.split()[-1])
+        return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & text_forms(sentence))
 
 
 def rankings(question: str) -> list[Ranking]:
@@ -347,7 +358,6 @@ def rankings(question: str) -> list[Ranking]:
 
 
 # a figure of a market: how many stars, downloads or users a thing has, its market share (no manual keeps them)
-_COUNT_NOUNS = r"(?:stars|downloads|installs|installations|users|developers|contributors|customers)"
 _FIGURES = (
     re.compile(r"\bhow\s+many\s+(?P<measure>(?:[\w-]+\s+)?" + _COUNT_NOUNS + r")\s+(?:does|do|did|has|have|had)\s+"
                r"(?P<subject>.+?)(?:\s+(?:have|has|had|get|got|gets|receive|count)\b.*)?\s*\??$", re.I),
@@ -376,7 +386,7 @@ class Figure:
         head = [w for w in re.findall(r"[A-Za-z]+", self.subject) if w.lower() not in STOP][-1:]
         forms = text_forms(sentence)
         has_words = bool(words) and all(text_forms(w) & forms for w in words + head)
-        counted = re.fullmatch(_COUNT_NOUNS, self.measure.lower().split()[-1]) is not None
+        counted = self.measure.lower().split()[-1] in _COUNT_WORDS
         return has_words and (not counted or bool(re.search(r"\d", sentence)))
 
 
@@ -392,16 +402,6 @@ def figures(question: str) -> list[Figure]:
     return out
 
 
-def _states(ranking: Ranking, sentence: str) -> bool:
-    """The sentence ranks that kind of thing by that measure: a word of the measure and the kind's own word
-    ("framework" for "web framework") in it (a heading's word is no ranking: "fastest" in an example under
-    "Brief Tour of the Standard Library" says nothing of JSON libraries)."""
-    key = next(k for k in _STATED if k in ranking.measure.replace("favorite", "favourite"))
-    lowered = sentence.lower()
-    head = text_forms(ranking.category.split()[-1])
-    return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & text_forms(sentence))
-
-
 def unranked(focus: Focus, ev: Evidence) -> list[Ranking | Figure]:
     """Rankings and figures of a market the question asks for that no retrieved sentence states: documentation
     describes what each thing does; which product is the best, the cheapest or the most popular, or how many
@@ -411,7 +411,7 @@ def unranked(focus: Focus, ev: Evidence) -> list[Ranking | Figure]:
     if not asked:
         return []
     said = [u.text for p in ev.passages.values() for u in units_of(p)]
-    return [r for r in asked if not any(_states(r, s) if isinstance(r, Ranking) else r.stated_by(s) for s in said)]
+    return [r for r in asked if not any(r.stated_by(s) for s in said)]
 
 
 @dataclass

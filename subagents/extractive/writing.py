@@ -68,13 +68,10 @@ def is_python(code: str) -> bool:
     return False
 
 
-_SIGNATURE = re.compile(r"^\s*(?:(?:async\s+)?def\s+|class\s+)?[A-Za-z_][\w.]*(\(.*\))(\s*->[^\n]*)?\s*$", re.S)
-
-
 def _as_def(code: str) -> str:
     """An API signature (`spawn.run(args, *, stdin=None)`, `f(x) -> int`) as a def to parse; else ''."""
-    m = _SIGNATURE.match(code)
-    return f"def _{m.group(1)}{m.group(2) or ''}: pass" if m else ""
+    text = " ".join(code.split())
+    return f"def _{text[text.index('('):]}: pass" if "(" in text and is_signature(text) else ""
 
 
 def line(f: Found) -> list[str]:
