@@ -725,6 +725,23 @@ def test_a_lower_case_tool_name_the_documents_mention_in_passing_is_not_found(do
     assert "clone() with deep=True" in report, report
 
 
+def test_an_english_word_naming_the_package_of_an_api_the_documents_mention_in_passing_is_not_found(
+        docs: Path, tmp_path: Path) -> None:
+    # "pandas groupby": pandas is English (the animal), but right before an API's name that is no English word
+    # it names the package asked about; the documents mention "otter" once, in passing, and document clonetree
+    _notes(docs, 1000)
+    (docs / "notes" / "n0000.txt").write_text("Note 0\n\nThe otter register holds a value and its flag.\n")
+    (docs / "library" / "trees.html").write_text(
+        "<html><head><title>trees — widget trees</title></head><body><div role='main'><h1>trees — widget trees</h1>"
+        "<h2>clonetree</h2><p>The clonetree() function copies a widget together with all of its children.</p></div></body></html>")
+    report = run("How do I use otter clonetree to copy a widget with its children?", docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer") and "otter only in passing" in report, report
+    for i, question in enumerate(("How do I use clonetree to copy a widget with its children?",
+                                  "How do I use clonetree to copy an otter widget with its children?")):
+        report = run(question, docs, tmp_path / f"ok{i}").report  # not before a name that is no English: asked
+        assert "clonetree() function copies a widget" in section(report, "Answer"), report
+
+
 def test_a_word_a_small_corpus_lacks_does_not_decide(docs: Path, tmp_path: Path) -> None:
     report = run("How do I copy a widget with gizmoflux?", docs, tmp_path).report
     assert "do not answer this question" not in report and "clone() with deep=True" in report, report

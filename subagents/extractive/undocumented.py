@@ -16,6 +16,7 @@ from .evidence import Evidence, units_of
 from .terms import STOP, Term, TermKind, Weights, make_term, mentions, text_forms
 
 if TYPE_CHECKING:
+    from .analysis import Question
     from .selection import Focus
 
 def unmatchable(term: Term, weights: Weights, text: str) -> bool:
@@ -115,6 +116,17 @@ def english(t: Term) -> bool:
     return zipf(t.text.strip("`")) >= (ENGLISH_ZIPF if t.kind is TermKind.NAME else JARGON_ZIPF)
 
 
+def qualifies_api(term: Term, q: Question) -> bool:
+    """The word stands right before an API's name that is no English ("pandas groupby", "flask jsonify"):
+    it names the package that API is asked of, however English the word is."""
+    m = re.search(rf"(?<![\w.]){re.escape(term.text)}\s+([A-Za-z_][\w.]*)", q.text)
+    if not m:
+        return False
+    after = next((t for t in q.terms if t.text.strip("`").rstrip("()") == m.group(1)), None)
+    return after is not None and after is not term and (
+        after.kind is TermKind.IDENT or after.kind in (TermKind.WORD, TermKind.NAME) and not english(after))
+
+
 def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
     """The objective's own names and words that are no English ("PyInstaller", "pgbouncer", "pgvector", `english`) which
     the corpus mentions only in passing or never, and no retrieved title or heading names: the question asks
@@ -131,7 +143,9 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
         word = t.text.strip("`").lower()
         if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4:
             continue
-        if not (w.incidental(t) or w.absent(t)) or word in headings or english(t):  # (wordfreq loads in 0.6 s: last)
+        if not (w.incidental(t) or w.absent(t)) or word in headings:
+            continue
+        if english(t) and not qualifies_api(t, focus.question):  # (wordfreq loads in 0.6 s: last)
             continue
         if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
                 or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev):
