@@ -1100,6 +1100,29 @@ def test_a_market_figure_the_documents_never_give_is_not_found(docs: Path, tmp_p
     assert "The widgets module has 1200 stars." in section(report, "Answer"), report
 
 
+def test_a_compared_name_opening_its_subagents_objective_is_still_a_name(docs: Path, tmp_path: Path) -> None:
+    # "Zorblax (compared with: widgets; part of: …)": its capital is the name's, as the question writes it, not a
+    # sentence's first word; a name no passage mentions has no row to quote
+    for i, question in enumerate(("How does Zorblax differ from widgets?", "How do gadgets and Zorblax differ?")):
+        answer = section(run(question, docs, tmp_path / str(i)).report, "Answer")
+        assert "| Zorblax | (No retrieved passage mentions Zorblax) |" in answer, answer
+
+
+def test_a_market_figure_of_compared_things_is_asked_of_each_and_not_found(docs: Path, tmp_path: Path) -> None:
+    from subagents.extractive.analysis import comparison_entities
+
+    # "Gizmo's market share compared to widgets": the owner is compared, not "share", and the figure is asked of each
+    question = "What is Gizmo's market share compared to widgets?"
+    assert comparison_entities(question) == ["Gizmo", "widgets"]
+    result = run(question, docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage says the market share of widgets." in result.report, result.report
+    (docs / "share.txt").write_text("Gizmo\n\nGizmo has a market share of 40 percent among toolkits, and widgets "
+                                    "have a market share of 10 percent.\n")
+    report = run(question, docs, tmp_path / "again").report
+    assert "do not answer this question" not in report and "market share of 40 percent" in report, report
+
+
 @pytest.mark.parametrize("question", ["What is the fastest way to concatenate strings?",
                                       "What is the worst-case cost of a dict lookup?",
                                       "Which isolation level is the strictest?", "What is the best practice for logging?",

@@ -74,6 +74,9 @@ _COMPARE = [
                r"(?P<b>[\w.()\[\]']+(?:\s+column)?)", re.I),
     re.compile(r"^(?P<a>[^:?,]+?)\s+or\s+(?P<b>[^:?,]+?)\s*[:?]", re.I),
     re.compile(r"\bhow\s+does\s+(?P<a>\S+)\s+\w+\s+compared\s+(?:with|to)\s+(?:an?\s+)?(?P<b>.+?)\??$", re.I),
+    # "PostgreSQL's market share compared to MySQL": the owner is compared, what it owns is the context
+    re.compile(r"\b(?P<a>[\w.()+#-]+)['’]s\s+(?:[\w-]+\s+){0,3}?(?:compared\s+(?:with|to)|versus|vs\.?)\s+(?:an?\s+)?"
+               r"(?P<b>[\w.() ]+?)(?:['’]s\b.*)?\??$", re.I),
     re.compile(r"\b(?P<a>[\w.()]+)\s+(?:compared\s+(?:with|to))\s+(?:an?\s+)?(?P<b>[\w.() ]+?)\??$", re.I),
     re.compile(r"\b(?P<a>[\w.()]+)\s+(?:faster|slower|better|worse|safer)\s+than\s+(?P<b>[\w.()]+)", re.I),
 ]

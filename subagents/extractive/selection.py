@@ -139,6 +139,7 @@ def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
     context = []
     if notes.get("part of"):
         whole = analyse(notes["part of"])
+        _named_as_in(q, whole)
         own = set(q.terms) | set(about)
         context = [t for t in whole.terms if t not in own and t not in siblings]
         if q.answer_type is AnswerType.FACT and whole.answer_type is not AnswerType.COMPARISON:
@@ -149,6 +150,14 @@ def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
     others = [e for e in re.split(r",\s*", notes.get("compared with", "")) if e]
     compared = [main.strip().rstrip("?").strip(), *others] if others else []
     return Focus(q, about, context, siblings, notes.get("part of", ""), compared)
+
+
+def _named_as_in(q: Question, whole: Question) -> None:
+    """A word the objective opens with is a name when the whole question writes it as one ("Gizmo (compared
+    with: widgets; …)" of "… Gizmo's market share …"): its capital is the name's, not the sentence's."""
+    names = {t.text: t for t in whole.terms if t.kind is TermKind.NAME}
+    swap = lambda ts: [names.get(t.text, t) if t.kind is TermKind.WORD else t for t in ts]  # noqa: E731
+    q.terms, q.subject = swap(q.terms), swap(q.subject)
 
 
 # ---------------------------------------------------------------- scoring

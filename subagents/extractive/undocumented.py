@@ -378,6 +378,8 @@ _FIGURES = (
     re.compile(r"\b(?P<measure>market\s+share|download\s+(?:counts?|numbers|statistics|stats)|(?:github|gitlab)\s+stars|"
                r"number\s+of\s+(?:[\w-]+\s+)?" + _COUNT_NOUNS + r")\s+(?:of|for)\s+(?P<subject>.+?)"
                r"(?:\s+(?:among|in|on|compared|versus|vs)\b.*)?\s*\??$", re.I),
+    re.compile(r"\b(?P<subject>[\w.+#-]+)['’]s\s+(?P<measure>market\s+share|download\s+(?:counts?|numbers|statistics|"
+               r"stats)|(?:github|gitlab)\s+stars|number\s+of\s+(?:[\w-]+\s+)?" + _COUNT_NOUNS + r")\b", re.I),
 )
 
 
@@ -422,6 +424,8 @@ def unranked(focus: Focus, ev: Evidence) -> list[Ranking | Figure]:
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
     does)."""
     asked: list[Ranking | Figure] = [*rankings(focus.question.text), *figures(focus.question.text)]
+    if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
+        asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
     if not asked:
         return []
     said = [u.text for p in ev.passages.values() for u in units_of(p)]
