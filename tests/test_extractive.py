@@ -674,6 +674,21 @@ def test_a_version_of_the_product_no_release_notes_cover_is_not_found(docs: Path
     assert "do not answer this question" not in run("What changed in Widgets 2.1?", docs, tmp_path / "b").report
 
 
+def test_a_comparisons_query_naming_both_things_asks_for_passages_where_they_meet(docs: Path, tmp_path: Path) -> None:
+    """Only the query naming the sibling's entity too asks for every word: passages about one entity alone are
+    each sibling's own search (the sibling overlap of bench/bench_quality.py)."""
+    result = run("What is the difference between a widget and a gadget?", docs, tmp_path)
+    run_ = read_run(result.run_dir)
+    subs = [a for a in run_.trace.ordered_agents() if a.delegation is not None and a.round == 1]
+    assert len(subs) == 2, [a.delegation.objective for a in subs]
+    calls = [(a.agent_id, r.event.input) for a in subs for r in a.records
+             if getattr(r.event, "kind", "") == "tool_call" and r.event.name == "search_corpus"]
+    every = [args["query"] for _, args in calls if args.get("match") == "all"]
+    assert every and all({"widget", "gadget"} <= set(q.lower().split()) for q in every), calls
+    assert all(args.get("match") != "all" for _, args in calls if len(set(args["query"].lower().split())
+                                                                       & {"widget", "gadget"}) < 2), calls
+
+
 def test_a_subagent_searches_again_with_words_its_best_results_share(docs: Path, tmp_path: Path) -> None:
     """Pseudo-relevance feedback: one more query, the subject plus words the best candidates share."""
     question = "How do I copy a widget with its children?"

@@ -313,3 +313,28 @@ def test_the_environment_and_config_file_choose_the_model_and_the_flag_wins(tmp_
     assert s.embedding.model_dir is None
     default = resolve_settings(base, environ={}, use_config_file=False)
     assert default.embedding.model_dir == MODEL or (MODEL is None and "pip install" in default.embedding.why_off)
+
+
+@pytest.mark.parametrize("encoder", [None, WordHashEncoder()], ids=["words", "words+meaning"])
+async def test_a_search_for_every_word_returns_only_passages_holding_all_of_them(tmp_path: Path, encoder) -> None:
+    # "folder" and "finished" meet in gears.md only; any-word search also brings the passages with one of them,
+    # and a ranking by meaning would add the closest others (tempfile.md) were it not held to the matched ones
+    docs = {**DOCS, "folders.md": "# Folders\n\nA folder groups files; a folder can hold other folders.\n",
+            "done.md": "# Done\n\nA job is finished when its last step has run and its log is closed.\n"}
+    root = write_docs(tmp_path / "docs", docs)
+    with Corpus.open([root], cache_dir=tmp_path / "cache", encoder=encoder) as c:
+        box = Toolbox(make_corpus_tools(c))
+        ctx = ToolContext(agent_id="t", sources=SourceRegistry())
+
+        async def paths(args: dict) -> list[str]:
+            out = await box.run(ToolUseBlock("u", "search_corpus", args), ["search_corpus"], ctx)
+            assert not out.result.is_error, out.result.content
+            data = json.loads(re.search(r"<retrieved_material[^>]*>\s*(.*?)\s*</retrieved_material>",
+                                        out.result.content, re.S).group(1))
+            return [r["title"] for r in data["results"]]
+
+        assert await paths({"query": "folder finished", "k": 5, "match": "all"}) == ["Gears"]
+        assert {"Gears", "Folders", "Done"} <= set(await paths({"query": "folder finished", "k": 5}))
+        out = await box.run(ToolUseBlock("u", "search_corpus", {"query": "folder", "match": "some"}),
+                            ["search_corpus"], ctx)
+        assert out.result.is_error  # a match the tool does not know is the caller's mistake, said as such

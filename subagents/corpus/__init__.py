@@ -4,7 +4,7 @@ tools over it."""
 
 from .corpus import Corpus
 from .index import CorpusIndex, default_cache_dir, index_path_for, root_tag_for
-from .query import query_terms, to_fts_query
+from .query import Match, query_terms, to_fts_query
 from .records import (CorpusError, IndexHit, IndexingInterrupted, IndexStage, IndexStats, NoSearchableWords,
                       Passage, PassageNotFound, PassageRead)
 from .scan import DEFAULT_SKIP_DIRS, DEFAULT_SKIP_FILES, ScanOptions
@@ -21,6 +21,7 @@ __all__ = [
     "IndexStage",
     "IndexStats",
     "IndexingInterrupted",
+    "Match",
     "Passage",
     "PassageNotFound",
     "PassageRead",

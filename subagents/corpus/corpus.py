@@ -23,7 +23,7 @@ import numpy as np
 from .embedding import TextEncoder
 from .index import CorpusIndex, RootProgress, resolve_root
 from ..text import operators_in
-from .query import to_fts_query
+from .query import Match, to_fts_query
 from .records import CorpusError, IndexHit, IndexingInterrupted, IndexStats, Passage, PassageNotFound, PassageRead
 from .scan import KINDS, ScanOptions
 
@@ -93,25 +93,29 @@ class Corpus:
         """Searches rank by meaning as well as by words (an embedding model, and vectors to rank)."""
         return self.encoder is not None and any(ix.vectors.matrix().keys for ix in self.indexes)
 
-    def search(self, query: str, k: int = 8) -> list[Passage]:
+    def search(self, query: str, k: int = 8, match: Match = Match.ANY) -> list[Passage]:
+        """The `k` passages best matching `query`; with `Match.ALL`, only passages holding every word of it
+        (ranked by words and meaning among them)."""
         vec = self._query_vector(query)
         if operators_in(query):  # passages with the operator as written first, in each root's own order
             per_root = [ix.search(query, k) for ix in self.indexes]
             return self._with_similarity([p for group in zip_longest(*per_root) for p in group if p is not None][:k], vec)
-        fts = to_fts_query(query)  # CorpusError for a query without content words
+        fts = to_fts_query(query, match)  # CorpusError for a query without content words
         if vec is None:
             hits = [p for ix in self.indexes for p in ix.search_fts(fts, k)]
             hits.sort(key=lambda p: p.score, reverse=True)
             return hits[:k]
-        return self._hybrid(query, fts, vec, k)
+        return self._hybrid(query, fts, vec, k, within_words=match is Match.ALL)
 
-    def _hybrid(self, query: str, fts: str, vec: np.ndarray, k: int) -> list[Passage]:
-        """The BM25 ranking and the ranking by meaning fused (`fuse`); only the best `k` are read."""
+    def _hybrid(self, query: str, fts: str, vec: np.ndarray, k: int, within_words: bool = False) -> list[Passage]:
+        """The BM25 ranking and the ranking by meaning fused (`fuse`); only the best `k` are read. `within_words`:
+        the ranking by meaning holds only passages the words matched (a search for passages with every word)."""
         pool = max(k, POOL)
         lexical = sorted(((i, cid, s) for i, ix in enumerate(self.indexes) for cid, s in ix.rank_fts(fts, pool)),
                          key=lambda x: -x[2])[:pool]
-        close = sorted(((i, cid, s) for i, ix in enumerate(self.indexes) for cid, s in ix.vectors.nearest(vec, pool)),
-                       key=lambda x: -x[2])[:pool]
+        close = self._closest_among(vec, lexical) if within_words else sorted(
+            ((i, cid, s) for i, ix in enumerate(self.indexes) for cid, s in ix.vectors.nearest(vec, pool)),
+            key=lambda x: -x[2])[:pool]
         ranked = fuse([[(i, cid) for i, cid, _ in lexical], [(i, cid) for i, cid, _ in close]], [1.0, DENSE_WEIGHT],
                       len(lexical) + len(close))
         keep = LEXICAL_KEEP if names_exact(query) else 0
@@ -132,6 +136,14 @@ class Corpus:
                 by_key[key].score = round(score, 6)
                 out.append(by_key[key])
         return out
+
+    def _closest_among(self, vec: np.ndarray, hits: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+        """The (root, chunk id) hits ranked by meaning instead, those without a vector left out."""
+        out = []
+        for i, ix in enumerate(self.indexes):
+            mine = [cid for j, cid, _ in hits if j == i]
+            out += [(i, cid, sim) for cid, sim in zip(mine, ix.vectors.similarity_of_ids(vec, mine)) if sim is not None]
+        return sorted(out, key=lambda x: -x[2])
 
     def _query_vector(self, query: str) -> np.ndarray | None:
         if self.encoder is None or not self.semantic:

@@ -8,8 +8,16 @@ words are OR-ed; BM25 then favours passages that match more (and rarer) words. C
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 
 from .records import NoSearchableWords
+
+
+class Match(StrEnum):
+    """Which passages a search may return."""
+
+    ANY = "any"  # those with any of the query's words, the ones with more (and rarer) words first
+    ALL = "all"  # only those with every word of the query (stop words aside): where named things meet
 
 MAX_TERMS = 24
 
@@ -98,14 +106,14 @@ def _title_words(question: str) -> list[str]:
     return out
 
 
-def to_fts_query(question: str) -> str:
+def to_fts_query(question: str, match: Match = Match.ANY) -> str:
     terms = query_terms(question)
     if not terms:
         raise NoSearchableWords(
             f"query {question.strip()[:80]!r} has no searchable words once stopwords and question "
             "words are removed; use content words such as names, terms or identifiers"
         )
-    return " OR ".join(f'"{t}"' for t in terms)
+    return (" AND " if match is Match.ALL else " OR ").join(f'"{t}"' for t in terms)
 
 
 _COMPOUND = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z]+[a-z0-9]*)+\b")

@@ -19,13 +19,16 @@ from ..sources import SourceKind
 from ..tool_names import READ_PASSAGE, SEARCH_CORPUS
 from ..tools import Tool, ToolContext, ToolError, untrusted
 from .corpus import Corpus
-from .query import letter_names, name_runs, query_terms
+from .query import Match, letter_names, name_runs, query_terms
 from .records import CorpusError, NoSearchableWords, Passage
 
 
 class SearchCorpusArgs(BaseModel):
     query: str = Field(min_length=1, description="Keywords or a natural-language question.")
     k: int = Field(default=8, ge=1, le=20, description="How many passages to return (1-20).")
+    match: Match = Field(default=Match.ANY, description=(
+        "any: passages with any of the query's words (more and rarer words rank higher); all: only passages "
+        "with every word of the query, e.g. where two compared things are discussed together."))
 
 
 class ReadPassageArgs(BaseModel):
@@ -112,7 +115,7 @@ def make_corpus_tools(corpus: Corpus) -> list[Tool]:
     async def search_corpus(args: SearchCorpusArgs, ctx: ToolContext) -> str:
         entries = corpus.lookup(args.query, INDEX_ENTRIES)
         try:
-            hits = await trio.to_thread.run_sync(corpus.search, args.query, args.k, limiter=limiter)
+            hits = await trio.to_thread.run_sync(corpus.search, args.query, args.k, args.match, limiter=limiter)
         except NoSearchableWords as e:
             if not entries:  # "what does := do?": no words, but the index lists the operator
                 raise ToolError(str(e)) from None

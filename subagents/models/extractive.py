@@ -22,18 +22,19 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from ..corpus.query import Match
 from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
 from ..extractive.analysis import AnswerType
 from ..extractive.evidence import Evidence, Unit, UnitKind, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, focus_of, select
-from ..extractive.terms import mentions, text_forms
+from ..extractive.terms import covered, mentions, text_forms
 from ..extractive.meaning import Encoder, Meaning
 from ..extractive.reading import feedback_query, pick_reads
 from ..model import (Message, ModelRequest, ModelResponse, StopReason, TextBlock, ToolResultBlock, ToolUseBlock,
                      Usage)
-from ..tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_TOOLS, SUBMIT_FINDINGS
+from ..tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_CORPUS, SEARCH_TOOLS, SUBMIT_FINDINGS
 from ..extractive import writing
 
 READ_TOOLS = {READ_PASSAGE: "passage_id", FETCH_PAGE: "url"}
@@ -137,7 +138,7 @@ class ExtractiveModel:
         if not ctx.wrap_up and search_tools and not searches and used < budget:
             pairs = [(t, q) for q in queries for t in search_tools][: max(1, budget - 1)]
             k = SEARCH_K + (5 if len(pairs) == 1 else 0)  # one query: look further down its list
-            return _calls(n, [(t, {"query": q, "k": k}) for t, q in pairs])
+            return _calls(n, [(t, _search_args(t, q, k, focus)) for t, q in pairs])
         fed = any(u.input.get("query") not in queries for u, _ in searches)
         alone = not focus.siblings and not focus.whole and not split  # the whole question: siblings split it already
         if not ctx.wrap_up and alone and searches and not reads and not fed and used + len(search_tools) < budget:
@@ -217,6 +218,16 @@ class ExtractiveModel:
         return {"status": status, "summary": claims[0]["text"] if claims else "",
                 "claims": claims, "open_questions": open_questions,
                 "related": [{"text": u.text, "source_ids": [u.source_id]} for u in sel.related]}
+
+
+def _search_args(tool: str, query: str, k: int, focus: Focus) -> dict[str, Any]:
+    """A query naming the entities siblings cover as well as this one's looks for where they meet (the sentence
+    setting them apart): passages with every one of its words, not those about one entity alone, which each
+    sibling retrieves for its own (measured: sibling overlap, bench/bench_quality.py)."""
+    args: dict[str, Any] = {"query": query, "k": k}
+    if tool == SEARCH_CORPUS and focus.siblings and covered(focus.siblings, text_forms(query), query):
+        args["match"] = Match.ALL.value
+    return args
 
 
 def joined(findings: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
