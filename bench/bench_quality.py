@@ -303,7 +303,7 @@ def main() -> int:
                 method.append(m)
                 base.append(b)
                 if args.verbose:
-                    print(f"  {q['id']} {q['split']:4} {'nf' if m.not_found else '  '} gold-ans={int(m.gold_in_answer)} "
+                    print(f"  {q['id']} {q['split']:4} {'nf' if m.not_found else '  '} gold-ans={int(m.gold_in_answer)} cited={int(m.gold_cited)} "
                           f"f1={m.f1:.2f} base-f1={b.f1:.2f} {m.seconds:.2f}s  {q['question'][:70]}")
             corpus.close()
             all_times += [m.seconds for m in method]

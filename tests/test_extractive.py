@@ -757,6 +757,21 @@ def test_an_english_word_naming_the_package_of_an_api_the_documents_mention_in_p
         assert "clonetree() function copies a widget" in section(report, "Answer"), report
 
 
+def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "Homebrew", "Snowflake", "Oracle": English words, but capitalised in the question they name a product; one
+    # note mentions Homebrew in passing, no title or heading does (Widget, the other name, is documented)
+    _notes(docs, 1000)
+    (docs / "notes" / "n0000.txt").write_text("Note 0\n\nSome teams copy widgets with Homebrew on their laptops.\n")
+    question = "How do I copy a Widget together with its children with Homebrew?"
+    report = run(question, docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer") and "Homebrew only in passing" in report, report
+    # titled by a page, the same name is documented
+    (docs / "homebrew.txt").write_text("Homebrew\n\nWith Homebrew, a widget is copied with its children by "
+                                       "brew-clone.\n")
+    report = run(question, docs, tmp_path / "titled").report
+    assert "do not answer this question" not in report, report
+
+
 def test_a_word_a_small_corpus_lacks_does_not_decide(docs: Path, tmp_path: Path) -> None:
     report = run("How do I copy a widget with gizmoflux?", docs, tmp_path).report
     assert "do not answer this question" not in report and "clone() with deep=True" in report, report

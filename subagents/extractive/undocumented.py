@@ -128,8 +128,9 @@ def qualifies_api(term: Term, q: Question) -> bool:
 
 
 def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
-    """The objective's own names and words that are no English ("PyInstaller", "pgbouncer", "pgvector", `english`) which
-    the corpus mentions only in passing or never, and no retrieved title or heading names: the question asks
+    """The objective's own names ("PyInstaller", "Homebrew": capitalised, an English word names a product too), its
+    words that are no English ("pgbouncer", "pgvector", `english`) or that name an API's package ("pandas groupby"),
+    which the corpus mentions only in passing or never, and no retrieved title or heading names: the question asks
     about a tool the documents do not cover, however documented its other words are ("Windows", "index").
     A word that says what is done ("how do I memoize …", "when blorping") is the user's wording, not the thing
     asked about."""
@@ -145,7 +146,7 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
             continue
         if not (w.incidental(t) or w.absent(t)) or word in headings:
             continue
-        if english(t) and not qualifies_api(t, focus.question):  # (wordfreq loads in 0.6 s: last)
+        if t.kind is TermKind.WORD and english(t) and not qualifies_api(t, focus.question):  # (wordfreq loads in 0.6 s: last)
             continue
         if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
                 or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev):
