@@ -15,7 +15,7 @@ from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, Qu
 from subagents.extractive.analysis import AnswerType, analyse
 from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
 from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, text_forms
-from subagents.extractive.undocumented import rankings
+from subagents.extractive.undocumented import persons, rankings
 from subagents.model import Message, ModelRequest, TextBlock
 from subagents.models.extractive import ExtractiveModel
 from subagents.runs import read_run
@@ -1159,6 +1159,38 @@ def test_a_market_figure_of_compared_things_is_asked_of_each_and_not_found(docs:
                                       "Which of json or pickle is the fastest?", "Which option affects most of the users?"])
 def test_a_question_asking_how_or_about_a_property_ranks_nothing(question: str) -> None:
     assert rankings(question) == []
+
+
+@pytest.mark.parametrize("question, said", [
+    ("Who leads the PostgreSQL core team in 2026?", "led"), ("Who is the current CEO of Microsoft?", "ceo"),
+    ("Who created Python?", "created"), ("Who is the author of PEP 8?", "written"),
+    ("Who can drop a table?", None), ("Who owns a new table?", None), ("Who is allowed to create a database?", None),
+    ("Who is the owner of a new table?", None), ("What does the lead() window function return?", None)])
+def test_who_holds_a_role_is_asked_of_a_sentence_naming_them_not_who_may_do_something(question: str, said) -> None:
+    # documentation answers "who can …" with roles and privileges; who leads or made something it rarely says
+    found = persons(question)
+    assert (said in found[0].said_with()) if said else found == [], found
+
+
+def test_a_sentence_states_who_holds_the_role_by_a_name_the_role_and_what_it_is_of() -> None:
+    core = persons("Who leads the PostgreSQL core team?")[0]
+    assert core.stated_by("The core team is led by Tom Lane and Bruce Momjian.")
+    assert not core.stated_by("The POSTGRES project, led by Professor Michael Stonebraker, began in 1986.")  # not the team
+    assert not core.stated_by("The SQL standard defines a RESPECT NULLS option for lead and lag.")  # no one's name
+    assert not core.stated_by("The core team is led by the release managers.")
+    assert persons("Who wrote the sqlite3 module?")[0].stated_by("The sqlite3 module was written by Gerhard Häring.")
+    assert persons("Who created Python?")[0].stated_by("Python was created in the early 1990s by Guido van Rossum.")
+
+
+def test_who_holds_a_role_the_documents_never_name_is_not_found(docs: Path, tmp_path: Path) -> None:
+    question = "Who leads the widgets team?"
+    result = run(question, docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage says who leads the widgets team." in result.report
+    (docs / "team.txt").write_text("The widgets team\n\nThe widgets team is led by Ada Lovelace since the first "
+                                   "release.\n")
+    report = run(question, docs, tmp_path / "again").report
+    assert "led by Ada Lovelace" in section(report, "Answer"), report
 
 
 def test_a_year_no_passage_mentions_is_not_found(docs: Path, tmp_path: Path) -> None:

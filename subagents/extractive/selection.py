@@ -26,7 +26,7 @@ from .analysis import AnswerType, Question, analyse, entity_terms, holds, withou
 from .evidence import Evidence, Unit, UnitKind, api_name, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, covered, extract_terms, mentions, text_forms, weight
-from .undocumented import Figure, Ranking, derived, spells, unanswered, unmatchable
+from .undocumented import Unstated, derived, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
@@ -431,7 +431,7 @@ class Selection:
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
-    unranked: list[Ranking | Figure] = field(default_factory=list)  # rankings and market figures no passage states
+    unranked: list[Unstated] = field(default_factory=list)  # rankings, market figures and people no passage states
 
     @property
     def found(self) -> bool:

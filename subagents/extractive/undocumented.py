@@ -419,12 +419,78 @@ def figures(question: str) -> list[Figure]:
     return out
 
 
-def unranked(focus: Focus, ev: Evidence) -> list[Ranking | Figure]:
+# who holds a role: "Who leads the PostgreSQL core team?", "Who is the current CEO of Microsoft?" (not "who can drop a
+# table?" or "who owns a new table?", which documentation answers with roles and privileges)
+_WHO = re.compile(r"^\s*who\s+(?P<verb>is|are|was|were|leads?|led|heads?|runs?|founded|created|invented|wrote|"
+                  r"maintains?|designed|started|chairs?|manages?)\b\s*(?P<role>[^?]*)\??\s*$", re.I)
+_ROLE_NOUNS = frozenset("ceo cto cfo coo founder founders creator creators author authors inventor inventors maintainer "
+                        "maintainers leader leaders lead head president chair chairman chairwoman director manager "
+                        "bdfl committer committers".split())
+# a person's or an organisation's name: two capitalised words in a row, the first not opening the sentence
+# ("Guido van Rossum", "the PostgreSQL Global Development Group")
+_NAMED = re.compile(r"(?<=[a-z,;:(]\s)[A-Z][^\W\d_A-Z][\w'’.-]*(?:\s+(?:van|von|de|del|der|da|di|la|le))?\s+"
+                    r"[A-Z][^\W\d_A-Z][\w'’-]*")
+
+
+# the words a sentence naming a role's holder says it with ("led by", "the author of")
+_ROLE_SAID = {"led": ("lead", "leads", "led", "leader", "leaders"), "wrote": ("wrote", "written", "write", "author", "authors"),
+              "founded": ("founded", "founder", "founders"), "created": ("created", "creator", "creators"),
+              "invented": ("invented", "inventor"), "designed": ("designed", "designer"), "started": ("started",),
+              "heads": ("head", "heads", "headed"), "runs": ("run", "runs"), "maintains": ("maintained", "maintainer",
+              "maintainers", "maintains"), "chairs": ("chair", "chairs", "chaired"), "manages": ("manager", "managed")}
+_ROLE_KEY = {"lead": "led", "leads": "led", "head": "heads", "run": "runs", "maintain": "maintains", "chair": "chairs",
+             "manage": "manages"}
+
+
+@dataclass(frozen=True)
+class Person:
+    """The question asks who holds a role ("Who leads the PostgreSQL core team?"): a manual rarely names them."""
+
+    verb: str  # "leads", "is"
+    role: str  # "the PostgreSQL core team", "the current CEO of Microsoft"
+
+    @property
+    def text(self) -> str:
+        return f"who {self.verb} {self.role}"
+
+    def said_with(self) -> tuple[str, ...]:
+        """The words of the role itself: its verb's ("led by", "the author"), or its nouns (CEO, founder)."""
+        key = _ROLE_KEY.get(self.verb.lower(), self.verb.lower())
+        if key in _ROLE_SAID:
+            return _ROLE_SAID[key]
+        nouns = [w for w in re.findall(r"[A-Za-z]+", self.role.lower()) if w in _ROLE_NOUNS]
+        return tuple(dict.fromkeys(x for w in nouns for x in next((g for g in _ROLE_SAID.values() if w in g), (w,))))
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence naming someone (two capitalised words, not the sentence's opening) in the role's own words, and
+        with a word of what the role is of ("team" of "leads the core team": "the POSTGRES project, led by Michael
+        Stonebraker" names who led something else)."""
+        lowered, forms = sentence.lower(), text_forms(sentence)
+        said = self.said_with()
+        of = [w for w in re.findall(r"[A-Za-z]+", self.role)
+              if w[0].islower() and w not in STOP and w not in said and w != "current"]
+        return (bool(_NAMED.search(sentence)) and any(re.search(rf"\b{w}\b", lowered) for w in said)
+                and (not of or any(text_forms(w) & forms for w in of)))
+
+
+def persons(question: str) -> list[Person]:
+    """Who holds a role the question asks: "who" with a verb of leading or making, or a role's noun (CEO, founder)."""
+    m = _WHO.match(question)
+    if not m:
+        return []
+    person = Person(m.group("verb"), " ".join(m.group("role").split()))
+    return [person] if person.said_with() else []
+
+
+Unstated = Ranking | Figure | Person  # what a question asks that only a sentence stating it answers
+
+
+def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     """Rankings and figures of a market the question asks for that no retrieved sentence states: documentation
     describes what each thing does; which product is the best, the cheapest or the most popular, or how many
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
     does)."""
-    asked: list[Ranking | Figure] = [*rankings(focus.question.text), *figures(focus.question.text)]
+    asked: list[Unstated] = [*rankings(focus.question.text), *figures(focus.question.text), *persons(focus.question.text)]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
     if not asked:
@@ -440,7 +506,7 @@ class Unanswered:
     missing: list[Term] = field(default_factory=list)  # named terms no retrieved text mentions
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
-    unranked: list[Ranking | Figure] = field(default_factory=list)  # rankings and figures no passage states
+    unranked: list[Unstated] = field(default_factory=list)  # rankings, figures and people no passage states
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.passing or self.unknown or self.unranked)
