@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -305,12 +306,27 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _nothing_to_look_up(s: Settings) -> str | None:
+    """A question the offline model cannot search for: no words at all ("?"), or question words only ("Why?"),
+    which it drops from its searches. A language model could ask back; the extractive one would only fail."""
+    from subagents.corpus.query import STOPWORDS
+    from subagents.extractive.analysis import analyse
+    from subagents.models.extractive import ExtractiveModel
+
+    if s.lead_model != "extractive" and not isinstance(s.lead_model, ExtractiveModel):
+        return None
+    if any(w not in STOPWORDS for w in re.findall(r"\w+", s.question.lower())) or analyse(s.question).terms:
+        return None
+    return ("the question names nothing to look up, only question words: the offline model searches the documents "
+            "for what a question names (a function, a term, an error message)")
+
+
 def validate(s: Settings) -> None:
     from .terminal import question_problem
 
     if not isinstance(s.question, str) or not s.question.strip():
         raise UsageError("the question is empty")
-    problem = question_problem(s.question)
+    problem = question_problem(s.question) or _nothing_to_look_up(s)
     if problem:
         raise UsageError(problem)
     for name in ("max_subagents", "max_rounds", "concurrency"):

@@ -90,6 +90,9 @@ def test_comparison_question_splits_by_entity(tmp_path: Path, corpus: Path, cach
 @pytest.mark.parametrize("args, message", [
     (["run", ""], "question is empty"),
     (["run", "   "], "question is empty"),
+    (["run", "?", "--corpus", "{corpus}"], "names nothing to look up"),
+    (["run", "Why?", "--corpus", "{corpus}"], "names nothing to look up"),
+    (["run", "How do I... ?", "--corpus", "{corpus}"], "names nothing to look up"),
     (["run", "q?", "--corpus", "/nonexistent/docs"], "does not exist"),
     (["run", "q?", "--corpus", "{empty}"], "no indexable"),
     (["run", "q?", "--corpus", "{corpus}", "--lead-model", "gpt-17-ultra"], "unknown model"),
@@ -176,9 +179,15 @@ def test_gap_label_is_not_searched_for(tmp_path: Path, cache_env: Path) -> None:
                                   "into native strings and returning a new dictionary.\n")
     from lead_agent.api import RunFailed
 
-    # the question has no searchable word: the corpus refuses every search, so the run fails and says so
-    with pytest.raises(RunFailed, match="every tool call failed") as info:
+    from lead_agent.settings import UsageError
+
+    # question words only: refused before a run starts, nothing written
+    with pytest.raises(UsageError, match="names nothing to look up"):
         research_sync("what is it?", corpus=[docs], runs_dir=tmp_path / "runs", use_config_file=False)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    # a word too short to search: the corpus refuses every search, so the run fails and says so
+    with pytest.raises(RunFailed, match="every tool call failed") as info:
+        research_sync("what is q?", corpus=[docs], runs_dir=tmp_path / "runs", use_config_file=False)
     run_dir = info.value.run_dir
     manifest = json.loads((run_dir / "manifest.json").read_text())
     queries = [e["data"]["input"]["query"] for a in manifest["agents"] if a["agent_id"] != "lead"
