@@ -728,14 +728,23 @@ def test_a_word_the_documents_never_use_makes_the_question_not_found(docs: Path,
         assert "clone() with deep=True" in report
 
 
+def _mentioned_once(docs: Path, sentence: str) -> None:
+    """A corpus large enough to tell (`_notes`), one note of which mentions a name in passing."""
+    _notes(docs, 1000)
+    (docs / "notes" / "n0000.txt").write_text(f"Note 0\n\n{sentence}\n")
+
+
+def _not_found_for_a_name_in_passing(question: str, name: str, docs: Path, tmp_path: Path) -> None:
+    report = run(question, docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer") and f"{name} only in passing" in report, report
+
+
 def test_a_lower_case_tool_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "zorbtool" is no English word (wordfreq) and one note mentions it: a tool the documents do not cover,
     # however well "copy", "widget" and "children" match; too few of the question's words for `unknown_words`
-    _notes(docs, 1000)
-    (docs / "notes" / "n0000.txt").write_text("Note 0\n\nThe zorbtool register holds a value and its flag.\n")
+    _mentioned_once(docs, "The zorbtool register holds a value and its flag.")
     question = "How do I copy a widget together with its children and its deep state using zorbtool?"
-    report = run(question, docs, tmp_path).report
-    assert "do not answer this question" in section(report, "Answer") and "zorbtool only in passing" in report, report
+    _not_found_for_a_name_in_passing(question, "zorbtool", docs, tmp_path)
     report = run(question.replace("zorbtool", "the register"), docs, tmp_path / "ok").report  # English: asked
     assert "clone() with deep=True" in report, report
 
@@ -744,13 +753,12 @@ def test_an_english_word_naming_the_package_of_an_api_the_documents_mention_in_p
         docs: Path, tmp_path: Path) -> None:
     # "pandas groupby": pandas is English (the animal), but right before an API's name that is no English word
     # it names the package asked about; the documents mention "otter" once, in passing, and document clonetree
-    _notes(docs, 1000)
-    (docs / "notes" / "n0000.txt").write_text("Note 0\n\nThe otter register holds a value and its flag.\n")
+    _mentioned_once(docs, "The otter register holds a value and its flag.")
     (docs / "library" / "trees.html").write_text(
         "<html><head><title>trees — widget trees</title></head><body><div role='main'><h1>trees — widget trees</h1>"
         "<h2>clonetree</h2><p>The clonetree() function copies a widget together with all of its children.</p></div></body></html>")
-    report = run("How do I use otter clonetree to copy a widget with its children?", docs, tmp_path).report
-    assert "do not answer this question" in section(report, "Answer") and "otter only in passing" in report, report
+    _not_found_for_a_name_in_passing("How do I use otter clonetree to copy a widget with its children?", "otter",
+                                     docs, tmp_path)
     for i, question in enumerate(("How do I use clonetree to copy a widget with its children?",
                                   "How do I use clonetree to copy an otter widget with its children?")):
         report = run(question, docs, tmp_path / f"ok{i}").report  # not before a name that is no English: asked
@@ -760,11 +768,9 @@ def test_an_english_word_naming_the_package_of_an_api_the_documents_mention_in_p
 def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "Homebrew", "Snowflake", "Oracle": English words, but capitalised in the question they name a product; one
     # note mentions Homebrew in passing, no title or heading does (Widget, the other name, is documented)
-    _notes(docs, 1000)
-    (docs / "notes" / "n0000.txt").write_text("Note 0\n\nSome teams copy widgets with Homebrew on their laptops.\n")
+    _mentioned_once(docs, "Some teams copy widgets with Homebrew on their laptops.")
     question = "How do I copy a Widget together with its children with Homebrew?"
-    report = run(question, docs, tmp_path).report
-    assert "do not answer this question" in section(report, "Answer") and "Homebrew only in passing" in report, report
+    _not_found_for_a_name_in_passing(question, "Homebrew", docs, tmp_path)
     # titled by a page, the same name is documented
     (docs / "homebrew.txt").write_text("Homebrew\n\nWith Homebrew, a widget is copied with its children by "
                                        "brew-clone.\n")
