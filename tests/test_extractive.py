@@ -77,6 +77,23 @@ def test_the_corpus_own_subject_is_a_name_in_a_large_share_of_it_a_letter_in_mos
     assert not w.domain(named("JSON"))
 
 
+@pytest.mark.parametrize("question, terms", [
+    ("What does the -> operator mean in a def?", ["->", "mean", "def"]),
+    ("What does the `**` operator do?", ["**"]),
+    ("What is the matrix multiplication operator?", ["matrix", "multiplication", "operator"]),
+    ("Which operator compares identity?", ["operator", "compares", "identity"])])
+def test_operator_after_a_symbol_only_says_what_the_symbol_is(question: str, terms: list[str]) -> None:
+    assert [t.text for t in extract_terms(question)] == terms
+
+
+async def test_a_symbol_called_an_operator_is_searched_for_without_the_word_operator() -> None:
+    # "operator" would find the operator module's pages (titled by it) before the def statement's "-> expression";
+    # the query of the question's terms leaves it out (the question as asked, another query, keeps its words)
+    plan = (await ExtractiveModel().complete(lead_request("What does the -> operator mean in a def?"))).tool_uses()[0].input
+    queries = plan["tasks"][0]["queries"]
+    assert queries[0] == "mean def", queries
+
+
 def test_identifiers_stay_whole_and_domain_stop_words_count_when_named() -> None:
     texts = {t.text for t in extract_terms("What does __import__ return, and is csv.DictReader like zip()?")}
     assert {"__import__", "csv.DictReader", "zip()"} <= texts and "import__" not in texts

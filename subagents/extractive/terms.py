@@ -197,6 +197,10 @@ def make_term(tok: str, kind: TermKind) -> Term:
     return Term(bare, key, frozenset(forms), kind)
 
 
+_KIND_OF_SYMBOL = frozenset({"operator", "operators", "symbol", "sign", "token"})
+_AFTER_SYMBOL = re.compile(r"(?:^|\s)[`'\"]?[^\w\s`'\"]{1,4}[`'\"]?\s+$")
+
+
 def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     """The content terms of a question or objective, in order, without repeats. A capital opening a
     `sentence` says nothing; in a list of terms (`sentence=False`, a lead's "about: Poetry") it marks a name."""
@@ -217,6 +221,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             kind = _kind(tok, first)
         if kind is TermKind.WORD and (len(low) < 2 or not _WORDISH.search(low)):
             continue
+        if kind is TermKind.WORD and low in _KIND_OF_SYMBOL and _AFTER_SYMBOL.search(text[:start]):
+            continue  # "the -> operator": the symbol is asked about, "operator" only says what it is
         term = make_term(tok, kind)
         if term.key or kind is TermKind.SYMBOL:
             out.setdefault(term.forms, term)
