@@ -783,3 +783,14 @@ def test_a_query_naming_an_operator_finds_it_as_written(tmp_path: Path, cache: P
         assert [h.path for h in corpus.search("What does the ->> operator do?", 5)][0] == "json.txt"
         assert [h.path for h in corpus.search("->>", 5)] == ["json.txt"]  # no words: the passages using it
         assert corpus.search("~~>", 5) == []
+
+
+def test_an_operator_hit_shows_the_operator_in_its_snippet(tmp_path: Path, cache: Path) -> None:
+    # the words' snippet centres on "jsonb", far from the row using ->>: the snippet must show the operator asked
+    # about, or a reader of the results cannot tell this passage answers
+    filler = " ".join(f"The jsonb type stores document {i} in a decomposed binary format." for i in range(40))
+    root = tmp_path / "ops"
+    write(root / "json.txt", f"JSON\n\n{filler}\n\nThe operator json ->> text extracts a field as text.\n")
+    with Corpus.open([root], cache) as corpus:
+        hit = corpus.search("->> jsonb", 3)[0]
+    assert "->>" in hit.snippet, hit.snippet

@@ -81,7 +81,9 @@ def test_the_corpus_own_subject_is_a_name_in_a_large_share_of_it_a_letter_in_mos
     ("What does the -> operator mean in a def?", ["->", "mean", "def"]),
     ("What does the `**` operator do?", ["**"]),
     ("What is the matrix multiplication operator?", ["matrix", "multiplication", "operator"]),
-    ("Which operator compares identity?", ["operator", "compares", "identity"])])
+    ("Which operator compares identity?", ["operator", "compares", "identity"]),
+    ("What does the ->> operator return for jsonb?", ["return", "jsonb", "->>"]),  # not "->", cut from "->>"
+    ("What is the difference between -> and ->> on jsonb?", ["->", "jsonb", "->>"])])
 def test_operator_after_a_symbol_only_says_what_the_symbol_is(question: str, terms: list[str]) -> None:
     assert [t.text for t in extract_terms(question)] == terms
 

@@ -135,6 +135,12 @@ def _around(body: str, ops: list[str], width: int = 300) -> str:
     return _plain(("… " if start else "") + body[start:start + width])
 
 
+def _showing(snippet: str, body: str, ops: list[str]) -> str:
+    """The words' snippet when it shows an operator the query names, else one around the first operator: a hit
+    for "->> jsonb" must show its "->>" (the words' snippet was centred on "jsonb")."""
+    return snippet if any(has_operator(op, snippet) for op in ops) else _around(body, ops)
+
+
 def _opening(body: str, width: int = 300) -> str:
     """A snippet of a passage found by meaning (no matched word to centre on): its opening words."""
     text = _plain(body)
@@ -542,7 +548,7 @@ class CorpusIndex:
             else:
                 rows = self._db.execute(_SEARCH_LITERAL.format(literal=literal, uses=uses),
                                         (*ops, *[x for op in ops for x in (op, op)], OVERFETCH * max(1, k))).fetchall()
-        hits = [Passage(self.passage_id(rel, n), title, heading, rel, body, _plain(snip) or _around(body, ops), -rank)
+        hits = [Passage(self.passage_id(rel, n), title, heading, rel, body, _showing(_plain(snip), body, ops), -rank)
                 for rel, n, title, heading, body, snip, rank in rows
                 if any(has_operator(op, body) for op in ops)][:k]  # (":=" inside "::=" is no use of it)
         if fts is not None and len(hits) < k:

@@ -228,7 +228,9 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             out.setdefault(term.forms, term)
     for op in operators_in(text):  # any operator standing alone ("->>", "::", "@>"), not only Python's
         out.setdefault(frozenset({op}), make_term(op, TermKind.SYMBOL))
-    return list(out.values())
+    # a symbol the words were cut from a longer one ("->" of "->>") is not asked about unless it stands alone too
+    return [t for t in out.values() if t.kind is not TermKind.SYMBOL or has_operator(t.text, text)
+            or not any(o.kind is TermKind.SYMBOL and t.text in o.text and o.text != t.text for o in out.values())]
 
 
 DOMAIN_SHARE = 0.1  # a name in at least this share of the passages (and DOMAIN_MIN) is the corpus's own subject
