@@ -114,6 +114,19 @@ def test_truncated_index_is_rebuilt(tmp_path: Path, keep: float) -> None:
     _works(corpus, cache, n)
 
 
+def test_a_file_that_looks_short_while_a_checkpoint_writes_it_back_is_not_truncated(tmp_path: Path) -> None:
+    # a run closing its last connection checkpoints the WAL into the file, header page first: a second run
+    # opening the index then must not take the file for truncated and delete it under the runs using it
+    from subagents.corpus.index import _truncated
+
+    _, _, db, _ = _indexed(tmp_path)
+    with open(db, "r+b") as fh:
+        fh.truncate(db.stat().st_size // 2)
+    assert _truncated(db)  # the file alone: truncated
+    Path(f"{db}-wal").write_bytes(b"\0" * 4096)  # pages still in the WAL, being written back
+    assert not _truncated(db)
+
+
 def test_index_with_a_damaged_page_is_rebuilt(tmp_path: Path) -> None:
     corpus, cache, db, n = _indexed(tmp_path)
     size = db.stat().st_size

@@ -203,7 +203,15 @@ def writer_lock(db_path: Path) -> Iterator[None]:
 
 
 def _truncated(db_path: Path) -> bool:
-    """The file is shorter than the page count its header records (when that count is valid)."""
+    """The file is shorter than the page count its header records (when that count is valid). Not judged while
+    a WAL holds pages: another process's checkpoint (a run closing its last connection) writes the header's page
+    first and extends the file after, so the file alone looks truncated for a moment; deleting the index then
+    broke the runs using it ("disk I/O error"). SQLite's own check, which reads through the WAL, still runs."""
+    try:
+        if os.path.getsize(f"{db_path}-wal") > 0:
+            return False
+    except OSError:
+        pass
     try:
         with open(db_path, "rb") as fh:
             header = fh.read(100)
