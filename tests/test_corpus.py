@@ -785,6 +785,20 @@ def test_a_query_naming_an_operator_finds_it_as_written(tmp_path: Path, cache: P
         assert corpus.search("~~>", 5) == []
 
 
+def test_a_search_for_every_word_of_a_query_naming_an_operator_holds_the_operator_too(tmp_path: Path,
+                                                                                       cache: Path) -> None:
+    from subagents.corpus import Match
+
+    root = tmp_path / "ops"
+    write(root / "json.txt", "JSON\n\nThe operator json ->> text extracts a field as text.\n")
+    write(root / "arrow.txt", "Arrows\n\nThe operator json -> text extracts a field as json.\n")
+    write(root / "plain.txt", "Plain\n\nA json field holds text; nothing here uses an operator.\n")
+    with Corpus.open([root], cache) as corpus:
+        assert {h.path for h in corpus.search("->> json text", 5)} >= {"json.txt", "plain.txt"}  # any: then words
+        assert [h.path for h in corpus.search("->> json text", 5, Match.ALL)] == ["json.txt"]
+        assert corpus.search("->> colour", 5, Match.ALL) == []  # no passage has both
+
+
 def test_an_operator_hit_shows_the_operator_in_its_snippet(tmp_path: Path, cache: Path) -> None:
     # the words' snippet centres on "jsonb", far from the row using ->>: the snippet must show the operator asked
     # about, or a reader of the results cannot tell this passage answers

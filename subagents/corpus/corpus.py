@@ -98,7 +98,7 @@ class Corpus:
         (ranked by words and meaning among them)."""
         vec = self._query_vector(query)
         if operators_in(query):  # passages with the operator as written first, in each root's own order
-            per_root = [ix.search(query, k) for ix in self.indexes]
+            per_root = [ix.search(query, k, match) for ix in self.indexes]
             return self._with_similarity([p for group in zip_longest(*per_root) for p in group if p is not None][:k], vec)
         fts = to_fts_query(query, match)  # CorpusError for a query without content words
         if vec is None:

@@ -42,7 +42,7 @@ except ImportError:  # not POSIX: SQLite's own write lock is all there is
 
 from .chunking import Chunk, chunk_document
 from ..text import has_operator, operators_in
-from .query import name_parts, to_fts_query
+from .query import Match, name_parts, to_fts_query
 from .records import CorpusError, IndexHit, IndexStage, IndexStats, NoSearchableWords, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
 from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
@@ -531,20 +531,20 @@ class CorpusIndex:
     def passage_id(self, relpath: str, chunk_no: int) -> str:
         return f"{self.root_tag}/{relpath}#{chunk_no}"
 
-    def search(self, query: str, k: int = 8) -> list[Passage]:
+    def search(self, query: str, k: int = 8, match: Match = Match.ANY) -> list[Passage]:
         """Best `k` passages for a natural-language query (CorpusError if it has no content words and
-        names no operator)."""
+        names no operator); with `Match.ALL`, only passages holding every one of its words."""
         ops = operators_in(query)
         if ops:
-            return self._search_operators(query, ops, k)
-        return self.search_fts(to_fts_query(query), k)
+            return self._search_operators(query, ops, k, match)
+        return self.search_fts(to_fts_query(query, match), k)
 
-    def _search_operators(self, query: str, ops: list[str], k: int) -> list[Passage]:
+    def _search_operators(self, query: str, ops: list[str], k: int, match: Match = Match.ANY) -> list[Passage]:
         """A query naming operators ("what does ->> return?"): the full-text index drops punctuation, so the
         passages that contain one as written come first, ranked by the query's words (by how often they use
         it, when the query has no other word); then the words' own best passages."""
         try:
-            fts: str | None = to_fts_query(query)
+            fts: str | None = to_fts_query(query, match)
         except NoSearchableWords:
             fts = None
         literal = " OR ".join("instr(body, ?) > 0" for _ in ops)
@@ -559,7 +559,7 @@ class CorpusIndex:
         hits = [Passage(self.passage_id(rel, n), title, heading, rel, body, _showing(_plain(snip), body, ops), -rank)
                 for rel, n, title, heading, body, snip, rank in rows
                 if any(has_operator(op, body) for op in ops)][:k]  # (":=" inside "::=" is no use of it)
-        if fts is not None and len(hits) < k:
+        if fts is not None and len(hits) < k and match is Match.ANY:  # (all: the operator is one of its words)
             seen = {h.passage_id for h in hits}
             hits += [h for h in self.search_fts(fts, k) if h.passage_id not in seen][: k - len(hits)]
         return hits
