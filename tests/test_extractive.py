@@ -1190,7 +1190,10 @@ def test_a_question_asking_how_or_about_a_property_ranks_nothing(question: str) 
     ("Who leads the PostgreSQL core team in 2026?", "led"), ("Who is the current CEO of Microsoft?", "ceo"),
     ("Who created Python?", "created"), ("Who is the author of PEP 8?", "written"),
     ("Who can drop a table?", None), ("Who owns a new table?", None), ("Who is allowed to create a database?", None),
-    ("Who is the owner of a new table?", None), ("What does the lead() window function return?", None)])
+    ("Who is the owner of a new table?", None), ("What does the lead() window function return?", None),
+    ("Who currently chairs the Python Software Foundation's board?", "chair"),  # an adverb before the verb
+    ("Who are the current members of the PostgreSQL core team?", "member"),  # the members of an organisation
+    ("Who are the members of a role?", None), ("Who is a member of the pg_monitor role?", None)])  # roles, not people
 def test_who_holds_a_role_is_asked_of_a_sentence_naming_them_not_who_may_do_something(question: str, said) -> None:
     # documentation answers "who can …" with roles and privileges; who leads or made something it rarely says
     found = persons(question)

@@ -421,11 +421,11 @@ def figures(question: str) -> list[Figure]:
 
 # who holds a role: "Who leads the PostgreSQL core team?", "Who is the current CEO of Microsoft?" (not "who can drop a
 # table?" or "who owns a new table?", which documentation answers with roles and privileges)
-_WHO = re.compile(r"^\s*who\s+(?P<verb>is|are|was|were|leads?|led|heads?|runs?|founded|created|invented|wrote|"
+_WHO = re.compile(r"^\s*who\s+(?:(?:currently|now|still|actually|originally|first)\s+)?(?P<verb>is|are|was|were|leads?|led|heads?|runs?|founded|created|invented|wrote|"
                   r"maintains?|designed|started|chairs?|manages?)\b\s*(?P<role>[^?]*)\??\s*$", re.I)
 _ROLE_NOUNS = frozenset("ceo cto cfo coo founder founders creator creators author authors inventor inventors maintainer "
                         "maintainers leader leaders lead head president chair chairman chairwoman director manager "
-                        "bdfl committer committers".split())
+                        "bdfl committer committers member members".split())
 # a person's or an organisation's name: two capitalised words in a row, the first not opening the sentence
 # ("Guido van Rossum", "the PostgreSQL Global Development Group")
 _NAMED = re.compile(r"(?<=[a-z,;:(]\s)[A-Z][^\W\d_A-Z][\w'’.-]*(?:\s+(?:van|von|de|del|der|da|di|la|le))?\s+"
@@ -437,7 +437,8 @@ _ROLE_SAID = {"led": ("lead", "leads", "led", "leader", "leaders"), "wrote": ("w
               "founded": ("founded", "founder", "founders"), "created": ("created", "creator", "creators"),
               "invented": ("invented", "inventor"), "designed": ("designed", "designer"), "started": ("started",),
               "heads": ("head", "heads", "headed"), "runs": ("run", "runs"), "maintains": ("maintained", "maintainer",
-              "maintainers", "maintains"), "chairs": ("chair", "chairs", "chaired"), "manages": ("manager", "managed")}
+              "maintainers", "maintains"), "chairs": ("chair", "chairs", "chaired"), "manages": ("manager", "managed"),
+              "members": ("member", "members")}
 _ROLE_KEY = {"lead": "led", "leads": "led", "head": "heads", "run": "runs", "maintain": "maintains", "chair": "chairs",
              "manage": "manages"}
 
@@ -479,6 +480,8 @@ def persons(question: str) -> list[Person]:
     if not m:
         return []
     person = Person(m.group("verb"), " ".join(m.group("role").split()))
+    if person.said_with() == _ROLE_SAID["members"] and not re.search(r"\b[A-Z]", person.role):
+        return []  # the members of a role or a group the documents define ("of the pg_monitor role") are roles
     return [person] if person.said_with() else []
 
 
