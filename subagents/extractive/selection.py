@@ -432,6 +432,7 @@ class Selection:
     uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
     unranked: list[Unstated] = field(default_factory=list)  # rankings, market figures and people no passage states
+    elsewhere: list[Term] = field(default_factory=list)  # the names asked about, none of which the closest sentences name
 
     @property
     def found(self) -> bool:
@@ -477,6 +478,23 @@ def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> U
     return before[-1] if before and u.position - before[-1].position <= 4 else None
 
 
+def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]:
+    """The names the objective asks about when no chosen sentence, nor its passage's titles, headings and index
+    entries, names any of them: the closest sentences answer something else ("var" of contextvars for "let and
+    var in JavaScript"), so quoting them would be an answer built from word overlap."""
+    asked = focus.question.text
+    names = [t for t in focus.key_names(weights) if t not in focus.siblings
+             and not re.search(rf"\bfor\s+(?:the\s+|an?\s+)?{re.escape(t.text)}\b", asked)]  # "for Excel": a purpose
+    if not names or any(t.kind is not TermKind.NAME for t in names):
+        return []  # an identifier or a keyword the sentences leave out may still be what they document
+    for u in chosen:
+        text = f"{u.text} {u.passage.context}"
+        forms = u.forms | text_forms(u.passage.context)
+        if any(mentions(t, forms, text) or spells(t, text) for t in names):
+            return []
+    return names
+
+
 def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning = NO_MEANING) -> Selection:
     scored = score_all(focus, ev, meaning)
     best = scored[0] if scored else None
@@ -503,6 +521,9 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
         if s.coverage < 0.5 * MIN_COVERAGE and not _close_in_meaning(s) or not _distinct(chosen, s.unit):
             continue
         chosen.append(s.unit)
+    elsewhere = about_none(focus, chosen, ev.weights)
+    if elsewhere:
+        return Selection([], related, [], coverage, elsewhere=elsewhere)
     forms = set().union(*(u.forms for u in chosen)) if chosen else set()
     uncovered = [t for t in focus.terms if t.named and not mentions(t, forms, " ".join(u.text for u in chosen))]
     return Selection(chosen, [], gaps.missing, coverage, uncovered=uncovered)

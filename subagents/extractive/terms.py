@@ -173,7 +173,10 @@ def _kind(tok: str, first: bool) -> TermKind:
         return TermKind.IDENT
     if "-" in bare:
         alpha = [p for p in bare.split("-") if p.isalpha()]
-        return TermKind.NAME if alpha and all(p.isupper() for p in alpha) else TermKind.WORD
+        if alpha and all(p.isupper() for p in alpha):  # "TPC-C", "UTF-8"
+            return TermKind.NAME
+        # each part capitalised inside a sentence, a hyphenated word is a name ("DB-Engines"; not "CPU-heavy")
+        return TermKind.NAME if not first and alpha and all(p[0].isupper() for p in alpha) else TermKind.WORD
     if len(bare) >= 2 and (bare.isupper() or re.search(r"[a-z][A-Z]", bare)):
         return TermKind.NAME
     if bare[0].isupper() and not first and bare.lower() not in STOP:

@@ -42,8 +42,8 @@ def _asked_by_name(t: Term, question: str) -> bool:
     x = re.escape(t.text)
     if t.kind is TermKind.SYMBOL:
         return not re.search(rf"\d\s*{x}\s*\.?\d", question)  # "+" between numbers is arithmetic
-    if t.kind is TermKind.NUMBER:
-        return "." in t.text and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
+    if t.kind is TermKind.NUMBER:  # a version's parts are short; "0.30000000000000004" is a value, as in arithmetic
+        return "." in t.text and all(len(p) <= 3 for p in t.text.split(".")[1:]) and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
     return t.named
 
 
@@ -59,6 +59,25 @@ def undocumented_versions(focus: Focus, weights: Weights) -> list[Term]:
         name, number = make_term(m.group(1), TermKind.NAME), make_term(m.group(2), TermKind.NUMBER)
         if weights.domain(name) and weights.titled.get(number.key) == 0:
             out.append(make_term(f"{m.group(1)} {m.group(2)}", TermKind.NAME))
+    return list({t.text: t for t in out}.values())
+
+
+_NAMED_MAJOR = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d{1,3})(?![\w.])")
+
+
+def unmentioned_majors(focus: Focus, ev: Evidence) -> list[Term]:
+    """A major version of the corpus's own product written as one number ("PostgreSQL 18") that no retrieved
+    text or heading names, as "PostgreSQL 18" (or 18.x) or as a release's heading ("Release 18"): a chapter's
+    number titles many a heading, so unlike "3.13" the titles cannot tell."""
+    text = f"{ev.all_text()} {_headings(ev)}"
+    out = []
+    for m in _NAMED_MAJOR.finditer(f"{focus.question.text} {focus.whole}"):
+        name, number = m.group(1), m.group(2)
+        if not ev.weights.domain(make_term(name, TermKind.NAME)) or _YEAR.match(number):
+            continue
+        said = rf"(?:{re.escape(name)}|\b(?:release|version))\s+v?{number}(?!\d)"
+        if not re.search(said, text, re.I):
+            out.append(make_term(f"{name} {number}", TermKind.NAME))
     return list({t.text: t for t in out}.values())
 
 
@@ -305,15 +324,19 @@ def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
     return out
 
 
+_COUNT_NOUNS_EARLY = r"(?:users|developers|contributors|customers|employees|members|downloads|stars|installs)"
 # a ranking by opinion or by the market ("the best IDE", "the most popular framework", "the cheapest host")
 _MEASURE = (r"(?P<measure>best|worst|cheapest|fastest|most\s+popular|most\s+(?:widely\s+)?used|most\s+recommended|"
             r"favou?rite|most\s+(?:(?!of\b)[\w-]+\s+)?(?:downloads|downloaded|stars|starred|installs|installed|users|contributors)|"
-            r"largest\s+market\s+share|(?:highest|top)[\s-]+rated)(?![\w-])")  # (counts of a market: no manual has them)
+            r"largest\s+market\s+share|(?:highest|top)[\s-]+rated|top[\s-]+(?:\d+|two|three|four|five|six|seven|eight|nine|"
+            r"ten|twenty)|(?:largest|greatest|highest|biggest)\s+number\s+of\s+(?:[\w-]+\s+){0,3}?" + _COUNT_NOUNS_EARLY +
+            r")(?![\w-])")  # (counts of a market: no manual has them)
 _WAY = frozenset("way ways method methods approach approaches practice practices idiom technique techniques strategy "
                  "solution option options means".split())
 _RANKED = (
     re.compile(r"\b(?:which|what)\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+)\s+(?:is|are|was|were|has|have|had|"
-               r"gets?|got|offers?|gives?|provides?|runs?|performs?|works?)\s+(?:the\s+)?" + _MEASURE, re.I),
+               r"gets?|got|offers?|gives?|provides?|runs?|performs?|works?|employs?|hires?|ships?|sells?|hosts?|"
+               r"attracts?|draws?)\s+(?:the\s+)?" + _MEASURE, re.I),
     re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the|(?:[\w.-]+\s+){0,3}?[\w.-]+'s)\s+" + _MEASURE +
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
                r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)", re.I),
@@ -329,7 +352,8 @@ _STATED = {"best": ("best", "preferred", "recommended", "recommend", "ideal", "o
            "recommended": ("recommended", "recommend", "preferred"), "favourite": ("favourite", "favorite"),
            "download": ("most downloaded", "most downloads"), "star": ("most stars", "most starred"),
            "install": ("most installed", "most installs"), "users": ("most users",),
-           "contributors": ("most contributors",), "market share": ("market share",), "rated": ("rated",)}
+           "contributors": ("most contributors",), "market share": ("market share",), "rated": ("rated",),
+           "top": ("top", "ranked", "ranking"), "number of": ("largest number", "greatest number", "highest number")}
 
 
 @dataclass(frozen=True)
@@ -345,6 +369,8 @@ class Ranking:
         downloads" (a count is had, not been)."""
         if self.measure.split()[-1] in (*_COUNT_WORDS, "share"):
             return f"which {self.category} {'have' if self.category.endswith('s') else 'has'} the {self.measure}"
+        if self.measure.startswith("top"):
+            return f"which {self.category} {'are' if self.category.endswith('s') else 'is'} the {self.measure}"
         return f"which is the {self.measure} {self.category}"
 
     def stated_by(self, sentence: str) -> bool:
@@ -502,6 +528,16 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     return [r for r in asked if not any(r.stated_by(s) for s in said)]
 
 
+def compared_in(focus: Focus, weights: Weights) -> list[Term]:
+    """The names a comparison is made in, besides the things compared ("let and var in JavaScript", "faster on
+    TPC-C benchmarks"): each compared thing's subagent answers only where the documents cover them too."""
+    if not focus.compared:
+        return []
+    compared = {t.key for t in focus.terms + focus.siblings} | {w.lower() for e in focus.compared for w in e.split()}
+    return [t for t in focus.context if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)
+            and t.key not in compared]
+
+
 @dataclass
 class Unanswered:
     """Why the documents do not answer an objective, however well its other words are covered."""
@@ -523,7 +559,7 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
                                      for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
-    missing += [t for t in undocumented_years(focus, ev.weights) if t not in missing]
+    missing += [t for t in undocumented_years(focus, ev.weights) + unmentioned_majors(focus, ev) if t not in missing]
     for t in undocumented_products(focus, ev):  # named in the text only, or not at all
         if mentions(t, forms, raw):
             passing.append(t)
@@ -536,5 +572,12 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
     for t in undocumented_compounds(focus, ev):
         if t not in missing and t not in passing:
             (passing if ev.weights.incidental(t) else missing).append(t)
+    for t in compared_in(focus, ev.weights):
+        if t in missing or t in passing:
+            continue
+        if not mentions(t, forms, raw):
+            missing.append(t)
+        elif ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev):
+            passing.append(t)
     return Unanswered(missing, [t for t in passing if t not in missing], unknown_words(focus, ev.weights, raw),
                       unranked(focus, ev))

@@ -209,9 +209,10 @@ class ExtractiveModel:
         open_questions += [f"The documents never use the word {t.text}." for t in sel.unknown]
         open_questions += [f"No retrieved passage says {r.text}." for r in sel.unranked]
         open_questions += [f"No claim mentions {t.text}." for t in sel.uncovered if t not in sel.missing]
+        open_questions += [f"No sentence close enough to quote mentions {t.text}." for t in sel.elsewhere]
         if not sel.found:
             status = "failed"
-            if not sel.missing and not sel.passing and not sel.unknown and not sel.unranked:
+            if not sel.missing and not sel.passing and not sel.unknown and not sel.unranked and not sel.elsewhere:
                 open_questions.append("No retrieved passage answers this closely enough to quote.")
         else:
             status = "ok" if not sel.uncovered else "partial"
