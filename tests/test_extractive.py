@@ -853,6 +853,33 @@ def test_a_comparison_made_in_a_name_no_passage_mentions_is_not_found(docs: Path
     assert "whereas widgets keep state" in section(report, "Answer"), report
 
 
+def test_a_users_word_the_documents_say_otherwise_is_searched_and_covered_in_their_words(tmp_path: Path) -> None:
+    # the documents say "temporary directory" (many passages) and "folder" once: "a scratch folder" is asked
+    # in their words too, and their sentence answers it
+    pages = {f"dirs/d{i}.txt": f"Directory {i}\n\nThe directory {i} holds widget files in a temporary tree.\n"
+             for i in range(12)}
+    pages["tempdir.txt"] = ("Temporary directories\n\nTemporaryDirectory() creates a temporary directory; the "
+                            "directory and everything in it are removed when the context ends.\n")
+    pages["mail.txt"] = "Mail\n\nA mail folder keeps messages.\n"
+    docs = write_tree(tmp_path / "docs", pages)
+    report = run("How do I get a scratch folder that disappears when I am done with it?", docs,
+                 tmp_path / "run").report
+    assert "TemporaryDirectory() creates a temporary directory" in section(report, "Answer"), report
+
+
+def test_a_users_word_is_said_otherwise_only_where_the_corpus_prefers_the_other_word() -> None:
+    from subagents.extractive.terms import TermKind, Weights, make_term
+    from subagents.extractive.vocabulary import prefers, reworded
+
+    folder = make_term("folder", TermKind.WORD)
+    says_directory = Weights(passages=10_000, df={"folder": 13, "directory": 710, "scratch": 20, "temporary": 100})
+    assert [t.text for t in prefers(folder, says_directory)] == ["directory"]
+    assert reworded("scratch folder deleted", [make_term("scratch", TermKind.WORD), folder],
+                    says_directory) == "temporary directory deleted"
+    says_folder = Weights(passages=10_000, df={"folder": 400, "directory": 500})  # a corpus that says "folder"
+    assert prefers(folder, says_folder) == [] and reworded("folder deleted", [folder], says_folder) == ""
+
+
 def test_a_word_a_small_corpus_lacks_does_not_decide(docs: Path, tmp_path: Path) -> None:
     report = run("How do I copy a widget with gizmoflux?", docs, tmp_path).report
     assert "do not answer this question" not in report and "clone() with deep=True" in report, report

@@ -19,13 +19,14 @@ names, a name of several words no text joins, a ranking no passage states, words
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, api_name, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, covered, extract_terms, mentions, text_forms, weight
+from .vocabulary import prefers
 from .undocumented import Unstated, derived, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
@@ -318,6 +319,11 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
                 out.append((t, ABSENT_WEIGHT * weight(t, weights)))
             continue
         if t.kind is TermKind.SYMBOL and t.text not in raw:
+            continue
+        docs = prefers(t, weights)  # "folder" where the corpus says "directory": either word covers it
+        if docs:
+            out.append((replace(t, forms=t.forms.union(*(d.forms for d in docs))),
+                        min(weight(d, weights) for d in docs)))
             continue
         out.append((t, weight(t, weights) * (DOMAIN_WEIGHT if weights.domain(t) else 1.0)))
     out += [(t, CONTEXT_WEIGHT * weight(t, weights)) for t in focus.context if not weights.absent(t)]

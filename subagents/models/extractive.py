@@ -32,6 +32,7 @@ from ..extractive.selection import Focus, attachment, focus_of, select
 from ..extractive.terms import covered, mentions, text_forms
 from ..extractive.meaning import Encoder, Meaning
 from ..extractive.reading import feedback_query, pick_reads
+from ..extractive.vocabulary import reworded
 from ..model import (Message, ModelRequest, ModelResponse, StopReason, TextBlock, ToolResultBlock, ToolUseBlock,
                      Usage)
 from ..tool_names import DELEGATE, FETCH_PAGE, READ_PASSAGE, SEARCH_CORPUS, SEARCH_TOOLS, SUBMIT_FINDINGS
@@ -142,9 +143,12 @@ class ExtractiveModel:
         fed = any(u.input.get("query") not in queries for u, _ in searches)
         alone = not focus.siblings and not focus.whole and not split  # the whole question: siblings split it already
         if not ctx.wrap_up and alone and searches and not reads and not fed and used + len(search_tools) < budget:
-            extra = feedback_query(focus, gather(searches))
-            if extra and extra not in queries:
-                return _calls(n, [(t, {"query": extra, "k": SEARCH_K}) for t in search_tools])
+            first = gather(searches)
+            extra = [q for q in dict.fromkeys((feedback_query(focus, first),
+                                               reworded(queries[0], focus.terms, first.weights))) if q and q not in queries]
+            if extra:
+                pairs = [(t, q) for q in extra for t in search_tools][: budget - used - 1]
+                return _calls(n, [(t, {"query": q, "k": SEARCH_K}) for t, q in pairs])
         if not ctx.wrap_up and searches and not reads and used < budget:
             found = gather(searches)
             each = [self._pick_reads(f, found, allowed, MAX_READS) for f, _ in split] if split \
