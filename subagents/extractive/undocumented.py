@@ -1,9 +1,11 @@
 """What an objective asks about that the documents do not cover: a name or identifier no retrieved text
-mentions, a name only mentioned in passing (no title or heading, no API entry names it), a product
-version no release notes title, a year no passage mentions, a library no heading names, a tool no English word names, a name of
-several words no retrieved text joins ("SQL Server"), a ranking no passage states ("the most popular web
-framework"), or — in a corpus large enough for its vocabulary to tell — ordinary words the corpus never
-uses. Each is a reason for "not found" however well the objective's other words are covered (`unanswered`)."""
+mentions, a name only mentioned in passing (no title or heading, no API entry names it), a product version
+no release notes title (or, written as one number, no retrieved text names), a year no passage mentions, a
+library no heading names, a tool no English word names, a name of several words no retrieved text joins ("SQL
+Server"), a ranking no passage states ("the most popular web framework"), a name a comparison is made in that
+the documents lack ("let and var in JavaScript"), or — in a corpus large enough for its vocabulary to tell —
+ordinary words the corpus never uses. Each is a reason for "not found" however well the objective's other
+words are covered (`unanswered`)."""
 
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ def _asked_by_name(t: Term, question: str) -> bool:
     if t.kind is TermKind.SYMBOL:
         return not re.search(rf"\d\s*{x}\s*\.?\d", question)  # "+" between numbers is arithmetic
     if t.kind is TermKind.NUMBER:  # a version's parts are short; "0.30000000000000004" is a value, as in arithmetic
-        return "." in t.text and all(len(p) <= 3 for p in t.text.split(".")[1:]) and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
+        versionlike = "." in t.text and all(len(p) <= 3 for p in t.text.split(".")[1:])
+        return versionlike and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
     return t.named
 
 
@@ -324,12 +327,15 @@ def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
     return out
 
 
-_COUNT_NOUNS_EARLY = r"(?:users|developers|contributors|customers|employees|members|downloads|stars|installs)"
+# what a market counts: stars, downloads, users (a measure ending in one of them is had, not been)
+_COUNT_WORDS = ("stars", "downloads", "installs", "installations", "users", "developers", "contributors", "customers",
+                "employees", "members")
+_COUNT_NOUNS = "(?:" + "|".join(_COUNT_WORDS) + ")"
 # a ranking by opinion or by the market ("the best IDE", "the most popular framework", "the cheapest host")
 _MEASURE = (r"(?P<measure>best|worst|cheapest|fastest|most\s+popular|most\s+(?:widely\s+)?used|most\s+recommended|"
             r"favou?rite|most\s+(?:(?!of\b)[\w-]+\s+)?(?:downloads|downloaded|stars|starred|installs|installed|users|contributors)|"
             r"largest\s+market\s+share|(?:highest|top)[\s-]+rated|top[\s-]+(?:\d+|two|three|four|five|six|seven|eight|nine|"
-            r"ten|twenty)|(?:largest|greatest|highest|biggest)\s+number\s+of\s+(?:[\w-]+\s+){0,3}?" + _COUNT_NOUNS_EARLY +
+            r"ten|twenty)|(?:largest|greatest|highest|biggest)\s+number\s+of\s+(?:[\w-]+\s+){0,3}?" + _COUNT_NOUNS +
             r")(?![\w-])")  # (counts of a market: no manual has them)
 _WAY = frozenset("way ways method methods approach approaches practice practices idiom technique techniques strategy "
                  "solution option options means".split())
@@ -341,9 +347,6 @@ _RANKED = (
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
                r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)", re.I),
 )
-# what a market counts: stars, downloads, users (a measure ending in one of them is had, not been)
-_COUNT_WORDS = ("stars", "downloads", "installs", "installations", "users", "developers", "contributors", "customers")
-_COUNT_NOUNS = "(?:" + "|".join(_COUNT_WORDS) + ")"
 _CHOICE = re.compile(r"^of\b|\b(?:or|and|vs\.?|versus)\b|,", re.I)  # named things to choose among, not a kind
 # the words a passage ranking things by each measure says it with
 _STATED = {"best": ("best", "preferred", "recommended", "recommend", "ideal", "optimal"), "worst": ("worst",),
@@ -447,7 +450,8 @@ def figures(question: str) -> list[Figure]:
 
 # who holds a role: "Who leads the PostgreSQL core team?", "Who is the current CEO of Microsoft?" (not "who can drop a
 # table?" or "who owns a new table?", which documentation answers with roles and privileges)
-_WHO = re.compile(r"^\s*who\s+(?:(?:currently|now|still|actually|originally|first)\s+)?(?P<verb>is|are|was|were|leads?|led|heads?|runs?|founded|created|invented|wrote|"
+_WHO = re.compile(r"^\s*who\s+(?:(?:currently|now|still|actually|originally|first)\s+)?"
+                  r"(?P<verb>is|are|was|were|leads?|led|heads?|runs?|founded|created|invented|wrote|"
                   r"maintains?|designed|started|chairs?|manages?)\b\s*(?P<role>[^?]*)\??\s*$", re.I)
 _ROLE_NOUNS = frozenset("ceo cto cfo coo founder founders creator creators author authors inventor inventors maintainer "
                         "maintainers leader leaders lead head president chair chairman chairwoman director manager "
