@@ -87,7 +87,8 @@ def material(content: str) -> Any:
 
 # ---------------------------------------------------------------- splitting
 
-_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$", re.I)
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$|"
+                     r"^(?:[A-Z]\.)?\d+(?:\.\d+)+\.$", re.I)  # a section's number ("11.2.6. BRIN") opens a title
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[])")
 _SENTENCE_END = re.compile(r"[.!?][\"')]?$|\)$")  # not "name [,...]": syntax (a SQL synopsis), not a sentence
 _KIND = r"(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|staticmethod)\s+)?"
@@ -141,7 +142,10 @@ _CODEISH = re.compile(r"^\s*(?:>>>|\$ |#|[A-Za-z_][\w.]*\s*(?:=|\()|(?:def|class
                       r"print|SELECT|CREATE|INSERT|UPDATE|DELETE|ALTER)\b)")
 
 
-_NOT_A_TERM = re.compile(r"::=|\s\|\s|\s=\s")  # a grammar production or an assignment, not a term being defined
+_CONTENTS_ENTRY = re.compile(r"^(?:[A-Z]\.)?\d+(?:\.\d+)+\.\s+[^.!?]*$")  # "7.8. WITH Queries": a contents entry, no claim
+# a grammar production or an assignment, or a numbered section of a table of contents ("11.2.6. BRIN", "F.25.4.
+# BRIN Functions"): not a term being defined
+_NOT_A_TERM = re.compile(r"::=|\s\|\s|\s=\s|^(?:[A-Z]\.)?\d+(?:\.\d+)+\.?\s")
 
 
 def split_sentences(block: str) -> list[str]:
@@ -228,7 +232,8 @@ def _split_units(passage: Passage) -> list[Unit]:
                 continue
             bare = re.sub(r"^[-*•]\s+", "", line)
             for s in split_sentences(bare):
-                units.append(Unit(s, UnitKind.SENTENCE, passage, len(units), item=bare != line))
+                if not _CONTENTS_ENTRY.match(s):
+                    units.append(Unit(s, UnitKind.SENTENCE, passage, len(units), item=bare != line))
     api = ""
     headings = {passage.title.strip(), *(h.strip() for h in passage.heading.split(" > "))}
     for prev, u in zip([None] + units, units):

@@ -45,7 +45,7 @@ _SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Rais
 _CODE = re.compile(r"(?:^|\s)(?:def|class)\s+\w+\s*[(:]|\breturn\s+\w|[=!<>]=|\w\s*=\s*[\w(\[{'\"]|[{};]\s*$|>>>|"
                    r"\bself\.\w+\s*=|\)\s*:\s*\w")
 _PRONOUN_START = re.compile(r"^(?:This|That|These|Those|It|They|Such|Here|However|Also|But|And|Or|So)\b")
-_DEF_VERB = r"\b(?:is|are|refers|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
+_DEF_VERB = r"\b(?:is|are|refers|stands|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
             r"creates|stores|contains|describes|implements|specifies|acts|behaves|works)\b"
 _DEF_ANY = re.compile(r"\b(?:is|are)\s+(?:an?|the|any|used|called|defined|one)\b|\brefers\s+to\b|\bstands\s+for\b|"
                       r"\bknown\s+as\b|\bis\s+called\b|\bmeans\b", re.I)
@@ -174,12 +174,23 @@ class Scored:
     exact: bool = True  # uses the operators the objective asks about, if it asks about any (`EXACT_KINDS`)
 
 
+_IDENT_TOKEN = re.compile(r"[\w.]*_[\w.]*(?:\([^)]*\))?")
+
+
+def names_as_term(t: Term, line: str) -> bool:
+    """The line names the term itself (or spells its acronym), not a longer identifier holding its word: the
+    signature "brin_page_type(page bytea)" is no term line of "BRIN"."""
+    if t.kind is TermKind.IDENT:
+        return mentions(t, text_forms(line), line)
+    plain = _IDENT_TOKEN.sub(" ", line)
+    return mentions(t, text_forms(plain), plain) or spells(t, plain)
+
+
 def _definition_bonus(u: Unit, subject: list[Term], starts_with_subject: bool) -> float:
     """How much a sentence reads as the definition of the subject (what-is; what-for builds on it)."""
     s = u.text
     b = 0.0
-    if u.term_line and subject and all(mentions(t, text_forms(u.term_line), u.term_line) or spells(t, u.term_line)
-                                       for t in subject):
+    if u.term_line and subject and all(names_as_term(t, u.term_line) for t in subject):
         b += 1.3  # the definition that follows the term in a glossary or definition list (or its acronym's)
         if all(any(t.forms & x.forms for x in subject) for t in extract_terms(u.term_line)):
             b += 0.7  # the term exactly ("widget"), not a longer one containing it ("widget toolkit")
