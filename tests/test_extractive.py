@@ -15,7 +15,7 @@ from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, Qu
 from subagents.extractive.analysis import AnswerType, analyse
 from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
 from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, text_forms
-from subagents.extractive.undocumented import persons, rankings
+from subagents.extractive.undocumented import Release, persons, rankings, releases
 from subagents.model import Message, ModelRequest, TextBlock
 from subagents.models.extractive import ExtractiveModel
 from subagents.runs import read_run
@@ -927,6 +927,51 @@ def test_a_grammar_rule_above_a_sentence_is_no_term_it_defines(docs: Path, tmp_p
     assert first.startswith("Gizmo expressions (sometimes called gizmo forms)"), answer
 
 
+def test_a_numbered_contents_entry_or_a_signature_above_a_sentence_is_no_term_it_defines(docs: Path,
+                                                                                          tmp_path: Path) -> None:
+    """A page's contents ("11.2.6. Gizmo" last) right above its first paragraph, or a function's signature holding
+    the word ("gizmo_page_type(page bytea)"), name no term the sentence below defines: the definition is the
+    sentence that says what a gizmo is."""
+    (docs / "types.txt").write_text(
+        "Gizmo types\n\n11.2.5. Gadget\n11.2.6. Gizmo\nThe toolkit provides several gizmo kinds: round, square "
+        "and flat.\n")
+    (docs / "gizmos.txt").write_text("Introduction\n\nGizmo stands for General Isolated Zone Module. It keeps "
+                                     "widgets apart.\n")
+    answer = section(run("What is a gizmo?", docs, tmp_path).report, "Answer")
+    first = next(ln for ln in answer.splitlines() if ln.strip())
+    assert first.startswith("Gizmo stands for General Isolated Zone Module."), answer
+
+
+def test_a_signature_holding_the_word_is_no_term_line_of_it() -> None:
+    # PostgreSQL's function tables put "brin_page_type(page bytea) returns text" right above what the function
+    # does: that line names brin_page_type, not BRIN, so the sentence below is no definition of BRIN
+    from subagents.extractive.selection import names_as_term
+    from subagents.extractive.terms import TermKind, make_term
+
+    brin = make_term("BRIN", TermKind.NAME)
+    assert not names_as_term(brin, "brin_page_type(page bytea) returns text")
+    assert names_as_term(brin, "BRIN") and names_as_term(brin, "BRIN indexes")
+    assert names_as_term(make_term("brin_page_type", TermKind.IDENT), "brin_page_type(page bytea) returns text")
+    assert names_as_term(make_term("WAL", TermKind.NAME), "write-ahead log")  # an acronym spelled out
+
+
+def test_a_numbered_contents_entry_is_no_sentence_to_quote() -> None:
+    from subagents.extractive.evidence import Passage, units_of
+
+    text = ("7.8. WITH Queries (Common Table Expressions)\nF.25.4. BRIN Functions\n"
+            "WITH provides a way to write auxiliary statements.")
+    said = [u.text for u in units_of(Passage("S1", "Queries", "Queries", text, True))]
+    assert said == ["WITH provides a way to write auxiliary statements."], said
+
+
+def test_a_section_number_opens_a_title_and_a_version_still_ends_a_sentence() -> None:
+    from subagents.extractive.evidence import split_sentences
+
+    assert split_sentences("11.2.6. BRIN") == ["11.2.6. BRIN"]
+    assert split_sentences("F.25.4. BRIN Functions") == ["F.25.4. BRIN Functions"]
+    assert split_sentences("It came with Python 3.11. It is new.") == ["It came with Python 3.11.", "It is new."]
+
+
 def test_a_compared_entity_needs_only_its_own_words_in_the_answering_sentence(docs: Path, tmp_path: Path) -> None:
     """The gizmo's subagent also carries the question's other words (timers, screens) as context: a sentence
     naming the gizmo alone still answers its part, as long as the whole question's words are elsewhere."""
@@ -1305,6 +1350,35 @@ def test_who_holds_a_role_the_documents_never_name_is_not_found(docs: Path, tmp_
                                    "release.\n")
     report = run(question, docs, tmp_path / "again").report
     assert "led by Ada Lovelace" in section(report, "Answer"), report
+
+
+@pytest.mark.parametrize("question, found", [
+    ("What is the latest NumPy release, and which Python versions does it support?", ("latest", "NumPy")),
+    ("What's the newest version of pip?", ("latest", "pip")), ("When is the next PostgreSQL release?", ("next", "PostgreSQL")),
+    ("Which is the latest stable release of Django?", ("latest", "Django")),
+    ("How do I upgrade pip to the latest version?", None),  # how, not which release
+    ("What is the next value of a sequence?", None), ("What is the latest version of the SQL standard PostgreSQL supports?", None),
+])
+def test_a_question_asking_which_release_is_the_latest_or_next(question: str, found) -> None:
+    assert [(r.when, r.subject) for r in releases(question)] == ([found] if found else [])
+
+
+def test_a_sentence_states_the_latest_release_by_the_word_release_or_version_and_the_subject() -> None:
+    latest = Release("latest", "NumPy")
+    assert latest.stated_by("The latest NumPy release is 2.1, from August.")
+    assert not latest.stated_by("NumPy: The NumPy package defines another array type.")
+    assert not latest.stated_by("These packages may not include the latest versions of Python or other libraries.")
+
+
+def test_the_latest_release_of_something_the_documents_never_say_is_not_found(docs: Path, tmp_path: Path) -> None:
+    (docs / "gadgetlib.txt").write_text("Gadgetlib\n\nGadgetlib is a library of gadgets; its releases add gadgets "
+                                        "that widgets delegate drawing to.\n")
+    result = run("What is the latest Gadgetlib release?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage says which is the latest release of Gadgetlib." in result.report
+    (docs / "news.txt").write_text("News\n\nThe latest Gadgetlib release is 4.2, which adds round gadgets.\n")
+    report = run("What is the latest Gadgetlib release?", docs, tmp_path / "again").report
+    assert "The latest Gadgetlib release is 4.2" in section(report, "Answer"), report
 
 
 def test_a_year_no_passage_mentions_is_not_found(docs: Path, tmp_path: Path) -> None:

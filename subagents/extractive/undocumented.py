@@ -448,6 +448,53 @@ def figures(question: str) -> list[Figure]:
     return out
 
 
+# the latest (or next) release of something: "What is the latest NumPy release?", "Which is the newest version of
+# pip?", "When is the next PostgreSQL release?" — a manual is written for one release and rarely says which came after
+_LATEST = {"latest": ("latest", "newest", "most recent", "current"), "next": ("next", "upcoming", "forthcoming")}
+_LATEST_WORDS = r"(?P<when>latest|newest|most\s+recent|next|upcoming|forthcoming)"
+_RELEASE_ASKED = (
+    re.compile(r"^\s*(?:what|which|when)(?:'s|\s+is|\s+are|\s+was|\s+will\s+be)\s+the\s+" + _LATEST_WORDS +
+               r"\s+(?:(?:stable|major|minor|lts)\s+)?(?:release|version)\s+of\s+(?P<subject>(?:the\s+)?(?:[\w.+#-]+\s+){0,2}?"
+               r"[\w.+#-]+)\s*(?:[?,;]|$|\s+and\b)", re.I),
+    re.compile(r"^\s*(?:what|which|when)(?:'s|\s+is|\s+are|\s+was|\s+will\s+be)\s+the\s+" + _LATEST_WORDS +
+               r"\s+(?P<subject>(?:[\w.+#-]+\s+){0,2}?[\w.+#-]+)\s+(?:(?:stable|major|minor|lts)\s+)?(?:release|version)\b",
+               re.I),
+)
+
+
+@dataclass(frozen=True)
+class Release:
+    """The question asks which release of something is the latest (or the next)."""
+
+    when: str  # "latest", "next"
+    subject: str  # "NumPy"
+
+    @property
+    def text(self) -> str:
+        return f"which is the {self.when} release of {self.subject}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence saying which release is the latest (or next) of that thing: a word of the kind ("latest",
+        "newest"), "release" or "version", and the subject's own last word."""
+        lowered, forms = sentence.lower(), text_forms(sentence)
+        head = [w for w in re.findall(r"[A-Za-z][\w+#-]*", self.subject) if w.lower() not in STOP][-1:]
+        return (any(re.search(rf"\b{w}\b", lowered) for w in _LATEST[self.when])
+                and bool(re.search(r"\b(?:release[sd]?|versions?)\b", lowered))
+                and all(text_forms(w) & forms for w in head))
+
+
+def releases(question: str) -> list[Release]:
+    """The latest (or next) release the question asks for, if it asks which one that is."""
+    for pattern in _RELEASE_ASKED:
+        m = pattern.search(question)
+        if m:
+            when = "next" if m.group("when").lower() in _LATEST["next"] else "latest"
+            subject = re.sub(r"^(?:the|a|an)\s+", "", m.group("subject").strip(), flags=re.I)
+            if subject:
+                return [Release(when, subject)]
+    return []
+
+
 # who holds a role: "Who leads the PostgreSQL core team?", "Who is the current CEO of Microsoft?" (not "who can drop a
 # table?" or "who owns a new table?", which documentation answers with roles and privileges)
 _WHO = re.compile(r"^\s*who\s+(?:(?:currently|now|still|actually|originally|first)\s+)?"
@@ -515,7 +562,7 @@ def persons(question: str) -> list[Person]:
     return [person] if person.said_with() else []
 
 
-Unstated = Ranking | Figure | Person  # what a question asks that only a sentence stating it answers
+Unstated = Ranking | Figure | Person | Release  # what a question asks that only a sentence stating it answers
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -523,7 +570,8 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     describes what each thing does; which product is the best, the cheapest or the most popular, or how many
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
     does)."""
-    asked: list[Unstated] = [*rankings(focus.question.text), *figures(focus.question.text), *persons(focus.question.text)]
+    text = focus.question.text
+    asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text)]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
     if not asked:
