@@ -1341,15 +1341,22 @@ def test_a_sentence_states_who_holds_the_role_by_a_name_the_role_and_what_it_is_
     assert persons("Who created Python?")[0].stated_by("Python was created in the early 1990s by Guido van Rossum.")
 
 
-def test_who_holds_a_role_the_documents_never_name_is_not_found(docs: Path, tmp_path: Path) -> None:
-    question = "Who leads the widgets team?"
+def _not_found_until_a_page_says_it(question: str, why: str, page: str, text: str, quoted: str, docs: Path,
+                                    tmp_path: Path) -> None:
+    """Not found, saying why; once a page says it, answered with that page's sentence."""
     result = run(question, docs, tmp_path)
     assert "do not answer this question" in section(result.report, "Answer"), result.report
-    assert "No retrieved passage says who leads the widgets team." in result.report
-    (docs / "team.txt").write_text("The widgets team\n\nThe widgets team is led by Ada Lovelace since the first "
-                                   "release.\n")
+    assert why in result.report
+    (docs / page).write_text(text)
     report = run(question, docs, tmp_path / "again").report
-    assert "led by Ada Lovelace" in section(report, "Answer"), report
+    assert quoted in section(report, "Answer"), report
+
+
+def test_who_holds_a_role_the_documents_never_name_is_not_found(docs: Path, tmp_path: Path) -> None:
+    _not_found_until_a_page_says_it(
+        "Who leads the widgets team?", "No retrieved passage says who leads the widgets team.", "team.txt",
+        "The widgets team\n\nThe widgets team is led by Ada Lovelace since the first release.\n",
+        "led by Ada Lovelace", docs, tmp_path)
 
 
 @pytest.mark.parametrize("question, found", [
@@ -1373,12 +1380,10 @@ def test_a_sentence_states_the_latest_release_by_the_word_release_or_version_and
 def test_the_latest_release_of_something_the_documents_never_say_is_not_found(docs: Path, tmp_path: Path) -> None:
     (docs / "gadgetlib.txt").write_text("Gadgetlib\n\nGadgetlib is a library of gadgets; its releases add gadgets "
                                         "that widgets delegate drawing to.\n")
-    result = run("What is the latest Gadgetlib release?", docs, tmp_path)
-    assert "do not answer this question" in section(result.report, "Answer"), result.report
-    assert "No retrieved passage says which is the latest release of Gadgetlib." in result.report
-    (docs / "news.txt").write_text("News\n\nThe latest Gadgetlib release is 4.2, which adds round gadgets.\n")
-    report = run("What is the latest Gadgetlib release?", docs, tmp_path / "again").report
-    assert "The latest Gadgetlib release is 4.2" in section(report, "Answer"), report
+    _not_found_until_a_page_says_it(
+        "What is the latest Gadgetlib release?", "No retrieved passage says which is the latest release of Gadgetlib.",
+        "news.txt", "News\n\nThe latest Gadgetlib release is 4.2, which adds round gadgets.\n",
+        "The latest Gadgetlib release is 4.2", docs, tmp_path)
 
 
 def test_a_year_no_passage_mentions_is_not_found(docs: Path, tmp_path: Path) -> None:
