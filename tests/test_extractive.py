@@ -867,6 +867,25 @@ def test_a_users_word_the_documents_say_otherwise_is_searched_and_covered_in_the
     assert "TemporaryDirectory() creates a temporary directory" in section(report, "Answer"), report
 
 
+def test_a_users_word_the_documents_say_otherwise_is_searched_in_their_words(tmp_path: Path) -> None:
+    # the corpus says "folder" in under 1% of its passages and "directory" in five times as many: the question is
+    # searched in the documents' words too
+    pages = {f"notes/n{i:04d}.txt": f"Note {i}\n\nThe register {i} holds a value and its flag.\n" for i in range(1000)}
+    pages |= {f"mail/m{i}.txt": f"Mail folder {i}\n\nThe scratch mail folder {i} disappears when you are done "
+                                f"reading it.\n" for i in range(8)}
+    pages |= {f"dirs/d{i}.txt": f"Directory {i}\n\nThe directory {i} holds widget files.\n" for i in range(40)}
+    pages["tempdir.txt"] = ("Temporary directories\n\nTemporaryDirectory() creates a temporary directory; the "
+                            "directory and everything in it are removed when the context ends.\n")
+    docs = write_tree(tmp_path / "docs", pages)
+    result = run("How do I get a scratch folder that disappears when I am done with it?", docs, tmp_path / "run")
+    events = [r.event for a in read_run(result.run_dir).trace.ordered_agents() for r in a.records]
+    searched = {e.id: e.input["query"] for e in events if getattr(e, "kind", "") == "tool_call"
+                and e.name == "search_corpus"}
+    reworded = [q for q in searched.values() if "temporary directory" in q]
+    assert reworded and all("scratch" not in q and "folder" not in q for q in reworded), searched
+    # (whether that retrieves more than the question's words did is measured: bench/bench_quality.py, py-006)
+
+
 def test_a_users_word_is_said_otherwise_only_where_the_corpus_prefers_the_other_word() -> None:
     from subagents.extractive.terms import TermKind, Weights, make_term
     from subagents.extractive.vocabulary import prefers, reworded
@@ -937,6 +956,15 @@ def test_a_numbered_contents_entry_or_a_signature_above_a_sentence_is_no_term_it
         "and flat.\n")
     (docs / "gizmos.txt").write_text("Introduction\n\nGizmo stands for General Isolated Zone Module. It keeps "
                                      "widgets apart.\n")
+    answer = section(run("What is a gizmo?", docs, tmp_path).report, "Answer")
+    first = next(ln for ln in answer.splitlines() if ln.strip())
+    assert first.startswith("Gizmo stands for General Isolated Zone Module."), answer
+
+
+def test_x_stands_for_opens_a_definition(docs: Path, tmp_path: Path) -> None:
+    # an acronym's expansion defines it, as "X is" does: it comes before a sentence that only says what X is like
+    (docs / "gizmos.txt").write_text("Introduction\n\nGizmo stands for General Isolated Zone Module. Because a "
+                                     "gizmo is very small, scanning a gizmo adds little overhead to a widget.\n")
     answer = section(run("What is a gizmo?", docs, tmp_path).report, "Answer")
     first = next(ln for ln in answer.splitlines() if ln.strip())
     assert first.startswith("Gizmo stands for General Isolated Zone Module."), answer

@@ -87,8 +87,8 @@ def material(content: str) -> Any:
 
 # ---------------------------------------------------------------- splitting
 
-_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$|"
-                     r"^(?:[A-Z]\.)?\d+(?:\.\d+)+\.$", re.I)  # a section's number ("11.2.6. BRIN") opens a title
+_SECTION_NO = r"(?:[A-Z]\.)?\d+(?:\.\d+)+\."  # "11.2.6.", "F.25.4.": a section's number, which opens its title
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$|^" + _SECTION_NO + "$", re.I)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[])")
 _SENTENCE_END = re.compile(r"[.!?][\"')]?$|\)$")  # not "name [,...]": syntax (a SQL synopsis), not a sentence
 _KIND = r"(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|staticmethod)\s+)?"
@@ -142,10 +142,8 @@ _CODEISH = re.compile(r"^\s*(?:>>>|\$ |#|[A-Za-z_][\w.]*\s*(?:=|\()|(?:def|class
                       r"print|SELECT|CREATE|INSERT|UPDATE|DELETE|ALTER)\b)")
 
 
-_CONTENTS_ENTRY = re.compile(r"^(?:[A-Z]\.)?\d+(?:\.\d+)+\.\s+[^.!?]*$")  # "7.8. WITH Queries": a contents entry, no claim
-# a grammar production or an assignment, or a numbered section of a table of contents ("11.2.6. BRIN", "F.25.4.
-# BRIN Functions"): not a term being defined
-_NOT_A_TERM = re.compile(r"::=|\s\|\s|\s=\s|^(?:[A-Z]\.)?\d+(?:\.\d+)+\.?\s")
+_CONTENTS_ENTRY = re.compile(r"^" + _SECTION_NO + r"\s+[^.!?]*$")  # "7.8. WITH Queries": a contents entry, no claim
+_NOT_A_TERM = re.compile(r"::=|\s\|\s|\s=\s")  # a grammar production or an assignment, not a term being defined
 
 
 def split_sentences(block: str) -> list[str]:
