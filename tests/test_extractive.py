@@ -104,6 +104,34 @@ def test_identifiers_stay_whole_and_domain_stop_words_count_when_named() -> None
     assert "where" not in {t.text.lower() for t in extract_terms("Where do I find the logs?")}
 
 
+@pytest.mark.parametrize("question, terms", [
+    ("I wrote def f(items=[]) and the list keeps growing. Why?", ["wrote", "def", "default", "list", "growing"]),
+    ("Why does class Point: need self?", ["class", "self"]),
+    ("What is a class method?", ["class", "method"]),  # no code: "method" is what is asked about
+    ("def handler(signum, frame, extra, more): runs twice", ["def", "signum", "frame", "extra", "runs", "twice"])])
+def test_a_name_the_questions_own_code_defines_is_no_term(question: str, terms: list[str]) -> None:
+    # the asker's function or class name is theirs (no page is about `f`); a parameter given a value in its
+    # list is what the documentation calls a default
+    assert [t.text for t in extract_terms(question)] == terms
+
+
+async def test_the_askers_own_function_is_not_searched_for() -> None:
+    # the real docs have pages full of `f` (operator's "After f = itemgetter(2), the call f(r) ..."): searched for as a
+    # name, they filled the Answer of "I wrote def f(items=[]) ... Why?"; the parameter's value is searched as a default
+    q = "I wrote def paint(widget, theme=None) and the theme keeps changing across calls. Why does that happen?"
+    queries = (await ExtractiveModel().complete(lead_request(q))).tool_uses()[0].input["tasks"][0]["queries"]
+    assert queries[0] == "wrote def default theme changing across calls", queries
+    assert not any(query.startswith("paint(") or query.endswith(")") for query in queries), queries
+
+
+def test_a_keyword_named_in_passing_is_no_reason_for_not_found(docs: Path, tmp_path: Path) -> None:
+    # "my for loop": the language's own keyword, which the passage answering the rest need not use as one
+    (docs / "state.txt").write_text("Widget state\n\nChanging widget.state while iterating over it raises StateError, "
+                                    "because the iterator holds a snapshot of its size.\n")
+    answer = section(run("Why does my for loop over widget.state raise StateError?", docs, tmp_path).report, "Answer")
+    assert answer.strip().startswith("Changing widget.state while iterating over it raises StateError"), answer
+
+
 @pytest.mark.parametrize("question, kind", [
     ("How do I copy a file?", AnswerType.HOW_TO),
     ("Why are default values shared between objects?", AnswerType.WHY),

@@ -215,6 +215,10 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
         first = sentence and (i == 0 or bool(re.search(r"[.?!:]\s*$", text[:start])))
         nxt = toks[i + 1][0].lower() if i + 1 < len(toks) else ""
         quoted = tok.startswith("`") or bool(re.search(r"['\"]$", text[:start]))
+        if _defined_here(toks, i, text):  # "I wrote def f(items=[])": f is the asker's own name, no page's subject
+            if _DEFAULTED.match(text, start + (tok.index("(") if "(" in tok else len(tok))):
+                out.setdefault(frozenset({stem("default")}), make_term("default", TermKind.WORD))  # what `items=[]` is
+            continue
         if low in STOP and not _is_ident(bare):
             named = low in KEYWORDS and (quoted or (bare.isupper() and len(bare) > 1) or nxt in _NAMING_NEXT)
             if not named:
@@ -234,6 +238,21 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     # a symbol the words were cut from a longer one ("->" of "->>") is not asked about unless it stands alone too
     return [t for t in out.values() if t.kind is not TermKind.SYMBOL or has_operator(t.text, text)
             or not any(o.kind is TermKind.SYMBOL and t.text in o.text and o.text != t.text for o in out.values())]
+
+
+_BINDS = frozenset({"def", "class"})
+_DEFAULTED = re.compile(r"\((?:[^()=]*,)?\s*\w+\s*=(?!=)")  # a parameter given a default value in a def's list
+
+
+def _defined_here(toks: list[tuple[str, int]], i: int, text: str) -> bool:
+    """The token is the name a question's own code defines (`def f(...)`, `class Point:`): code written
+    with the keyword in lower case, the name right after it and its parameters or colon right after
+    the name ("a class method" names no code)."""
+    if i == 0:
+        return False
+    (prev, start), (tok, at) = toks[i - 1], toks[i]
+    code = tok.endswith(")") or text[at + len(tok):at + len(tok) + 1] in ("(", ":")
+    return prev in _BINDS and text[start + len(prev):at].isspace() and code
 
 
 DOMAIN_SHARE = 0.1  # a name in at least this share of the passages (and DOMAIN_MIN) is the corpus's own subject

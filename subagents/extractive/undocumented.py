@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .evidence import Evidence, units_of
-from .terms import STOP, Term, TermKind, Weights, make_term, mentions, text_forms
+from .terms import STOP, Term, TermKind, Weights, keyword_form, make_term, mentions, text_forms
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -47,6 +47,8 @@ def _asked_by_name(t: Term, question: str) -> bool:
     if t.kind is TermKind.NUMBER:  # a version's parts are short; "0.30000000000000004" is a value, as in arithmetic
         versionlike = "." in t.text and all(len(p) <= 3 for p in t.text.split(".")[1:])
         return versionlike and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
+    if t.forms == {keyword_form(t.text.lower())}:  # "a for loop", "the with statement": the language's own keyword,
+        return False  # which passages on what else is asked need not use (and do not lack: the docs define it)
     return t.named
 
 
