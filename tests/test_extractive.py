@@ -132,6 +132,18 @@ def test_a_keyword_named_in_passing_is_no_reason_for_not_found(docs: Path, tmp_p
     assert answer.strip().startswith("Changing widget.state while iterating over it raises StateError"), answer
 
 
+def test_a_format_written_in_its_placeholders_is_no_name(docs: Path, tmp_path: Path) -> None:
+    # "YYYY-MM-DD" is a value's shape, shown by pages as an example, never a heading: taken as a name (like "UTF-8")
+    # only mentioned in passing, "how do I format a date as YYYY-MM-DD" was "not found"
+    (docs / "clock.txt").write_text("Clock\n\nclock.stamp(widget) returns the time a widget was drawn as a string, "
+                                    "HH-MM, in local time.\n")
+    answer = section(run("How do I get the time a widget was drawn as HH-MM?", docs, tmp_path).report, "Answer")
+    assert answer.strip().startswith("clock.stamp(widget) returns the time a widget was drawn"), answer
+    assert {t.text: t.kind for t in extract_terms("Format it as YYYY-MM-DD HH24:MI")} == {
+        "Format": TermKind.WORD, "YYYY-MM-DD": TermKind.WORD, "HH24": TermKind.WORD, "MI": TermKind.WORD}
+    assert [t.kind for t in extract_terms("Is UTF-8 the default on TPC-C?")] == [TermKind.NAME, TermKind.WORD, TermKind.NAME]
+
+
 @pytest.mark.parametrize("question, kind", [
     ("How do I copy a file?", AnswerType.HOW_TO),
     ("Why are default values shared between objects?", AnswerType.WHY),

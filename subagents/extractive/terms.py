@@ -209,6 +209,7 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     `sentence` says nothing; in a list of terms (`sentence=False`, a lead's "about: Poetry") it marks a name."""
     toks = [(m.group(0), m.start()) for m in TOKEN.finditer(text)]
     out: dict[frozenset[str], Term] = {}
+    templates = format_templates(text)
     for i, (tok, start) in enumerate(toks):
         bare = tok.strip("`")
         low = bare.lower().rstrip("*")
@@ -224,6 +225,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             if not named:
                 continue
             kind = TermKind.IDENT
+        elif any(a <= start < b for a, b in templates):  # "YYYY-MM-DD", "HH24:MI": a value's shape, shown by
+            kind = TermKind.WORD  # pages as an example of it (never in a heading), no name
         else:
             kind = _kind(tok, first)
         if kind is TermKind.WORD and (len(low) < 2 or not _WORDISH.search(low)):
@@ -238,6 +241,17 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     # a symbol the words were cut from a longer one ("->" of "->>") is not asked about unless it stands alone too
     return [t for t in out.values() if t.kind is not TermKind.SYMBOL or has_operator(t.text, text)
             or not any(o.kind is TermKind.SYMBOL and t.text in o.text and o.text != t.text for o in out.values())]
+
+
+_TEMPLATE = re.compile(r"(?<![\w-])[A-Za-z]{1,4}\d{0,2}(?:[-:/.][A-Za-z]{1,4}\d{0,2})+(?![\w-])")
+_PLACEHOLDER = re.compile(r"([A-Za-z])\1+\d{0,2}")  # YYYY, DD, HH24, ss
+
+
+def format_templates(text: str) -> list[tuple[int, int]]:
+    """Where the text writes a date or time format in its placeholders ("YYYY-MM-DD", "HH24:MI", "hh:mm"):
+    letters joined by separators, one part at least a repeated letter."""
+    return [m.span() for m in _TEMPLATE.finditer(text)
+            if any(_PLACEHOLDER.fullmatch(p) for p in re.split(r"[-:/.]", m.group()))]
 
 
 _BINDS = frozenset({"def", "class"})
