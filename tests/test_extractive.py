@@ -144,6 +144,17 @@ def test_a_format_written_in_its_placeholders_is_no_name(docs: Path, tmp_path: P
     assert [t.kind for t in extract_terms("Is UTF-8 the default on TPC-C?")] == [TermKind.NAME, TermKind.WORD, TermKind.NAME]
 
 
+def test_a_messages_severity_label_is_no_name(docs: Path, tmp_path: Path) -> None:
+    # a pasted log line ("FATAL: password authentication failed for user postgres") is about its message: its label
+    # is no name a page must mention (it made the question "not found: no retrieved passage mentions FATAL")
+    (docs / "errors.txt").write_text("Theme errors\n\nA theme that cannot be loaded makes the widget fall back to "
+                                     "the default theme and log the failure.\n")
+    answer = section(run("How do I fix 'FATAL: theme could not be loaded for widget main'?", docs, tmp_path).report,
+                     "Answer")
+    assert answer.strip().startswith("A theme that cannot be loaded makes the widget fall back"), answer
+    assert [t.kind for t in extract_terms("What is JSON: a format?")][0] is TermKind.NAME  # a name a phrase explains
+
+
 @pytest.mark.parametrize("question, kind", [
     ("How do I copy a file?", AnswerType.HOW_TO),
     ("Why are default values shared between objects?", AnswerType.WHY),

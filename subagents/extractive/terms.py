@@ -225,6 +225,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             if not named:
                 continue
             kind = TermKind.IDENT
+        elif bare.isupper() and _LABEL.match(text, start + len(tok)):  # "FATAL: password authentication failed":
+            kind = TermKind.WORD  # a message's severity, which no page about the message need name
         elif any(a <= start < b for a, b in templates):  # "YYYY-MM-DD", "HH24:MI": a value's shape, shown by
             kind = TermKind.WORD  # pages as an example of it (never in a heading), no name
         else:
@@ -254,6 +256,8 @@ def format_templates(text: str) -> list[tuple[int, int]]:
             if any(_PLACEHOLDER.fullmatch(p) for p in re.split(r"[-:/.]", m.group()))]
 
 
+_LABEL = re.compile(r":\s+[a-z][\w'-]*(?:\s+[\w'\"-]+){2,}")  # after an all-capitals word: a message's label
+# ("ERROR: duplicate key value ..."), not a name a short phrase explains ("JSON: a format")
 _BINDS = frozenset({"def", "class"})
 _DEFAULTED = re.compile(r"\((?:[^()=]*,)?\s*\w+\s*=(?!=)")  # a parameter given a default value in a def's list
 
