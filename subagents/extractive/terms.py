@@ -216,6 +216,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
         first = sentence and (i == 0 or bool(re.search(r"[.?!:]\s*$", text[:start])))
         nxt = toks[i + 1][0].lower() if i + 1 < len(toks) else ""
         quoted = tok.startswith("`") or bool(re.search(r"['\"]$", text[:start]))
+        if _narrates(toks, i, text):
+            continue  # "I wrote def f(...) and ...": what the asker did, not what the question is about
         if _defined_here(toks, i, text):  # "I wrote def f(items=[])": f is the asker's own name, no page's subject
             if _DEFAULTED.match(text, start + (tok.index("(") if "(" in tok else len(tok))):
                 out.setdefault(frozenset({stem("default")}), make_term("default", TermKind.WORD))  # what `items=[]` is
@@ -258,6 +260,24 @@ def format_templates(text: str) -> list[tuple[int, int]]:
 
 _LABEL = re.compile(r":\s+[a-z][\w'-]*(?:\s+[\w'\"-]+){2,}")  # after an all-capitals word: a message's label
 # ("ERROR: duplicate key value ..."), not a name a short phrase explains ("JSON: a format")
+# Verbs an asker tells what happened with, after a sentence's opening "I" (besides a longer one in -ed, "I noticed";
+# not "embed", "need"): "I wrote", "I get"
+_NARRATION = frozenset("""wrote write tried try got get ran run made make have had see saw use used keep kept found added
+know knew thought think set put did do am was""".split())
+
+
+def _narrates(toks: list[tuple[str, int]], i: int, text: str) -> bool:
+    """The verb right after a sentence that opens with "I" ("I wrote …", "I tried …", "I noticed …"): the asker's
+    account, whose objects are the question's content; "how do I sort" asks for the action and is kept."""
+    if i == 0 or toks[i - 1][0] != "I":
+        return False
+    tok, start = toks[i]
+    opens = not text[:toks[i - 1][1]].strip() or bool(re.search(r"[.?!:;]\s*$", text[:toks[i - 1][1]]))
+    low = tok.lower()
+    return opens and text[toks[i - 1][1] + 1:start].isspace() and (low in _NARRATION or
+                                                                  (low.endswith("ed") and not low.endswith("eed") and len(low) > 5))
+
+
 _BINDS = frozenset({"def", "class"})
 _DEFAULTED = re.compile(r"\((?:[^()=]*,)?\s*\w+\s*=(?!=)")  # a parameter given a default value in a def's list
 
