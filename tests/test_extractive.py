@@ -1063,6 +1063,22 @@ def test_a_section_number_opens_a_title_and_a_version_still_ends_a_sentence() ->
     assert split_sentences("It came with Python 3.11. It is new.") == ["It came with Python 3.11.", "It is new."]
 
 
+def test_a_footnote_reference_is_not_quoted_as_if_it_cited_a_source(docs: Path, tmp_path: Path) -> None:
+    # Sphinx writes "… not by value. [2] This means …": quoted as it stood, the page's footnote "[2]" read as the
+    # report's own citation of its second source
+    (docs / "library" / "pickling.html").write_text(
+        '<html><head><title>pickling widgets</title></head><body><div role="main"><h1>pickling widgets</h1>'
+        '<p>Widgets are pickled by their fully qualified name, not by value. <a class="footnote-reference brackets" '
+        'href="#id7" id="id1" role="doc-noteref"><span class="fn-bracket">[</span>2<span class="fn-bracket">]</span>'
+        '</a> This means that only the name of a widget is pickled, never its state (for protocol 0) '
+        '<a class="footnote-reference brackets" href="#id8" role="doc-noteref">[5]</a> or its theme.</p>'
+        '</div></body></html>')
+    answer = section(run("Why is only the name of a widget pickled?", docs, tmp_path).report, "Answer")
+    assert "This means that only the name of a widget is pickled, never its state (for protocol 0) or its theme." \
+        in answer, answer
+    assert "[2] This means" not in answer and "[5] or" not in answer, answer
+
+
 def test_a_compared_entity_needs_only_its_own_words_in_the_answering_sentence(docs: Path, tmp_path: Path) -> None:
     """The gizmo's subagent also carries the question's other words (timers, screens) as context: a sentence
     naming the gizmo alone still answers its part, as long as the whole question's words are elsewhere."""

@@ -146,8 +146,13 @@ _CONTENTS_ENTRY = re.compile(r"^" + _SECTION_NO + r"\s+[^.!?]*$")  # "7.8. WITH 
 _NOT_A_TERM = re.compile(r"::=|\s\|\s|\s=\s")  # a grammar production or an assignment, not a term being defined
 
 
+_FOOTNOTE_REF = re.compile(r"(?:^|(?<=[.,;:!?)”\"’']))\s?\[\d{1,2}\](?=\s|$)")  # "… by value. [2] This means …"
+
+
 def split_sentences(block: str) -> list[str]:
-    block = " ".join(block.split())
+    """A prose block's sentences; a footnote's reference after a sentence or a clause ("[2]") is dropped: quoted,
+    it would read as a citation of the report."""
+    block = " ".join(_FOOTNOTE_REF.sub("", " ".join(block.split())).split())
     if not block:
         return []
     out: list[str] = []
