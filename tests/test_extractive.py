@@ -167,6 +167,20 @@ def test_a_messages_severity_label_is_no_name(docs: Path, tmp_path: Path) -> Non
     assert [t.kind for t in extract_terms("What is JSON: a format?")][0] is TermKind.NAME  # a name a phrase explains
 
 
+def test_a_statement_written_without_its_names_is_no_undocumented_name(docs: Path, tmp_path: Path) -> None:
+    # users write "ALTER TABLE ADD COLUMN" for "ALTER TABLE name ADD COLUMN ...": a run of capitals no text joins, it
+    # was "not found" as a name like "SQL Server"; each run of keywords is written so in the synopsis
+    (docs / "gadget-sql.txt").write_text("ALTER GADGET\n\nALTER GADGET name ADD PART part_name [ DEFAULT value ] adds a "
+                                         "part to a gadget.\n\nAdding a part with a default value rewrites the whole "
+                                         "gadget and every widget it holds.\n")
+    answer = section(run("I tried ALTER GADGET ADD PART with a default on a big gadget. Will it rewrite the gadget?",
+                         docs, tmp_path).report, "Answer")
+    assert answer.strip().startswith("Adding a part with a default value rewrites the whole gadget"), answer
+    # a clause no text writes is still no statement of this corpus
+    answer = section(run("Can ALTER GADGET ADD PART BY SOURCE rewrite the gadget?", docs, tmp_path).report, "Answer")
+    assert "do not answer" in answer, answer
+
+
 @pytest.mark.parametrize("question, kind", [
     ("How do I copy a file?", AnswerType.HOW_TO),
     ("Why are default values shared between objects?", AnswerType.WHY),

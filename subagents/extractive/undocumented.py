@@ -305,6 +305,21 @@ def _phrase(words: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])" + r"[\s-]+".join(re.escape(w) for w in words.split()) + r"(?![\w-])", re.I)
 
 
+def _elided_syntax(words: list[str], text: str) -> bool:
+    """Keywords in capitals written as a statement with its names left out ("ALTER TABLE ADD COLUMN" for "ALTER
+    TABLE name ADD COLUMN …"): the command, then runs of two or more the text writes so, in capitals. "MERGE WHEN NOT
+    MATCHED BY SOURCE" is no such statement where no text writes "BY SOURCE"."""
+    if not all(w.isupper() and w.isalpha() for w in words):
+        return False
+    joined = functools.lru_cache(maxsize=None)(
+        lambda i, j: bool(re.search(r"(?<![\w-])" + r"\s+".join(map(re.escape, words[i:j])) + r"(?![\w-])", text)))
+
+    def splits(i: int) -> bool:  # words[i:] as runs of two or more the text writes
+        return i == len(words) or any(joined(i, j) and splits(j) for j in range(i + 2, len(words) + 1))
+
+    return joined(0, 1) and splits(1) or splits(0)
+
+
 def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
     """A name of several words ("SQL Server", "Oracle Database") that no retrieved text or heading holds, and the
     corpus never or only in passing (the search's phrase counts, `name_runs`: "SQL server" twice, in no title),
@@ -321,7 +336,7 @@ def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
         if any(own):  # the corpus's own names before the thing named ("PostgreSQL MVCC") say where it is
             words = words[own.index(True):]
         name = make_term(" ".join(words), TermKind.NAME)
-        if len(words) < 2 or _phrase(name.text).search(text):
+        if len(words) < 2 or _phrase(name.text).search(text) or _elided_syntax(words, text):
             continue
         if ev.weights.known(name) and not (ev.weights.absent(name) or ev.weights.incidental(name)):
             continue  # the corpus titles it, or uses it often: this search missed it
