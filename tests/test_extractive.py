@@ -181,6 +181,18 @@ def test_a_statement_written_without_its_names_is_no_undocumented_name(docs: Pat
     assert "do not answer" in answer, answer
 
 
+def test_a_clause_of_keywords_no_text_writes_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "MERGE with a WHEN NOT MATCHED BY SOURCE clause" (a later version's syntax): keywords in capitals ("NOT", "BY")
+    # broke the run into words each documented, so the clause was answered as if the docs had it
+    (docs / "gadget-sql.txt").write_text("REBUILD GADGET\n\nREBUILD GADGET name [ WHEN NOT FOUND THEN SKIP ] rebuilds a "
+                                         "gadget; only the owner of a gadget may rebuild it.\n\nWhen a part is not "
+                                         "found, the rebuild skips it.\n")
+    report = run("How do I use REBUILD GADGET with a WHEN NOT FOUND BY OWNER clause to skip parts?", docs, tmp_path).report
+    assert "No retrieved passage mentions NOT FOUND BY OWNER." in section(report, "Answer"), report
+    answer = section(run("How do I use REBUILD GADGET with a WHEN NOT FOUND clause?", docs, tmp_path).report, "Answer")
+    assert answer.strip().startswith("REBUILD GADGET name [ WHEN NOT FOUND THEN SKIP ]"), answer
+
+
 @pytest.mark.parametrize("question, kind", [
     ("How do I copy a file?", AnswerType.HOW_TO),
     ("Why are default values shared between objects?", AnswerType.WHY),

@@ -286,7 +286,8 @@ def _compounds(question: str, terms: list[Term]) -> list[str]:
     words = re.findall(r"[A-Za-z][\w+#.-]*", question)
     if not words or sum(w[0].isupper() for w in words) >= _TITLE_CASE_SHARE * len(words):
         return []
-    names = {t.text for t in terms if t.kind is TermKind.NAME}
+    names = {t.text for t in terms if t.kind is TermKind.NAME  # (and keywords in capitals: "NOT MATCHED BY SOURCE")
+             or t.kind is TermKind.IDENT and t.text.isupper() and t.text.isalpha()}
     runs, run = [], []
     for tok in re.findall(r"[\w+#.-]+|\S", question):
         if tok.rstrip(".") in names:
