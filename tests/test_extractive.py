@@ -109,7 +109,8 @@ def test_identifiers_stay_whole_and_domain_stop_words_count_when_named() -> None
     ("My script fails. I tried json.loads but it raises.", ["script", "fails", "json.loads", "raises"]),
     ("I noticed that sorted() is slow", ["sorted()", "slow"]),
     ("How do I sort a list?", ["sort", "list"]),  # the action asked for
-    ("I embed Python in C", ["embed", "Python", "C"])])  # no past tense
+    ("I embed Python in C", ["embed", "Python", "C"]),  # no past tense
+    ("I exceed the recursion limit", ["exceed", "recursion", "limit"])])
 def test_what_the_asker_says_they_did_is_no_term(question: str, terms: list[str]) -> None:
     # "I wrote …" was the subject of "I wrote def add(item, bucket=[]) and items … keep showing up. Why?": the
     # Answer had to be about writing, and no sentence was close enough
@@ -176,6 +177,13 @@ def test_a_statement_written_without_its_names_is_no_undocumented_name(docs: Pat
     answer = section(run("I tried ALTER GADGET ADD PART with a default on a big gadget. Will it rewrite the gadget?",
                          docs, tmp_path).report, "Answer")
     assert answer.strip().startswith("Adding a part with a default value rewrites the whole gadget"), answer
+    # the command alone, then keywords the text writes together ("INSERT ON CONFLICT DO NOTHING")
+    (docs / "gadget-sql.txt").write_text("ALTER GADGET\n\nALTER GADGET name ADD PART part_name [ ON CONFLICT KEEP ] adds a "
+                                         "part to a gadget.\n\nA part added with ON CONFLICT KEEP leaves the part the "
+                                         "gadget had.\n")
+    answer = section(run("What does ALTER ON CONFLICT KEEP do to a part the gadget had?", docs, tmp_path).report,
+                     "Answer")
+    assert "do not answer" not in answer and "ON CONFLICT KEEP" in answer, answer
     # a clause no text writes is still no statement of this corpus
     answer = section(run("Can ALTER GADGET ADD PART BY SOURCE rewrite the gadget?", docs, tmp_path).report, "Answer")
     assert "do not answer" in answer, answer

@@ -152,7 +152,7 @@ _FOOTNOTE_REF = re.compile(r"(?:^|(?<=[.,;:!?)”\"’']))\s?\[\d{1,2}\](?=\s|$)
 def split_sentences(block: str) -> list[str]:
     """A prose block's sentences; a footnote's reference after a sentence or a clause ("[2]") is dropped: quoted,
     it would read as a citation of the report."""
-    block = " ".join(_FOOTNOTE_REF.sub("", " ".join(block.split())).split())
+    block = _FOOTNOTE_REF.sub("", " ".join(block.split())).strip()
     if not block:
         return []
     out: list[str] = []

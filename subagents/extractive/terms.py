@@ -93,6 +93,11 @@ class Term:
         """A name, identifier or version: a text that never mentions it cannot be about it."""
         return self.kind in (TermKind.NAME, TermKind.IDENT, TermKind.NUMBER)
 
+    @property
+    def word_keyword(self) -> bool:
+        """A keyword that is an English word ("for", "with", "ALL"), asked about as the keyword (`_ident_forms`)."""
+        return self.forms == {keyword_form(self.text.lower())}
+
 
 def _word_forms(word: str) -> set[str]:
     w = word.lower()
@@ -260,10 +265,11 @@ def format_templates(text: str) -> list[tuple[int, int]]:
 
 _LABEL = re.compile(r":\s+[a-z][\w'-]*(?:\s+[\w'\"-]+){2,}")  # after an all-capitals word: a message's label
 # ("ERROR: duplicate key value ..."), not a name a short phrase explains ("JSON: a format")
+
 # Verbs an asker tells what happened with, after a sentence's opening "I" (besides a longer one in -ed, "I noticed";
 # not "embed", "need"): "I wrote", "I get"
-_NARRATION = frozenset("""wrote write tried try got get ran run made make have had see saw use used keep kept found added
-know knew thought think set put did do am was""".split())
+_NARRATION = frozenset("""wrote write tried try got get ran run made make have had see saw use used keep kept found
+added know knew thought think set put did do am was""".split())
 
 
 def _narrates(toks: list[tuple[str, int]], i: int, text: str) -> bool:
@@ -271,11 +277,12 @@ def _narrates(toks: list[tuple[str, int]], i: int, text: str) -> bool:
     account, whose objects are the question's content; "how do I sort" asks for the action and is kept."""
     if i == 0 or toks[i - 1][0] != "I":
         return False
-    tok, start = toks[i]
-    opens = not text[:toks[i - 1][1]].strip() or bool(re.search(r"[.?!:;]\s*$", text[:toks[i - 1][1]]))
+    (_, at), (tok, start) = toks[i - 1], toks[i]
+    before = text[:at]
+    opens = not before.strip() or bool(re.search(r"[.?!:;]\s*$", before))
     low = tok.lower()
-    return opens and text[toks[i - 1][1] + 1:start].isspace() and (low in _NARRATION or
-                                                                  (low.endswith("ed") and not low.endswith("eed") and len(low) > 5))
+    told = low in _NARRATION or (low.endswith("ed") and not low.endswith("eed") and len(low) > 5)
+    return opens and text[at + 1:start].isspace() and told
 
 
 _BINDS = frozenset({"def", "class"})

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .evidence import Evidence, units_of
-from .terms import STOP, Term, TermKind, Weights, keyword_form, make_term, mentions, text_forms
+from .terms import STOP, Term, TermKind, Weights, make_term, mentions, text_forms
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -47,7 +47,7 @@ def _asked_by_name(t: Term, question: str) -> bool:
     if t.kind is TermKind.NUMBER:  # a version's parts are short; "0.30000000000000004" is a value, as in arithmetic
         versionlike = "." in t.text and all(len(p) <= 3 for p in t.text.split(".")[1:])
         return versionlike and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
-    if t.forms == {keyword_form(t.text.lower())}:  # "a for loop", "the with statement": the language's own keyword,
+    if t.word_keyword:  # "a for loop", "the with statement": the language's own keyword,
         return False  # which passages on what else is asked need not use (and do not lack: the docs define it)
     return t.named
 
@@ -312,9 +312,12 @@ def _elided_syntax(words: list[str], text: str) -> bool:
     MATCHED BY SOURCE" is no such statement where no text writes "BY SOURCE"."""
     if not all(w.isupper() and w.isalpha() for w in words):
         return False
-    joined = functools.lru_cache(maxsize=None)(
-        lambda i, j: bool(re.search(r"(?<![\w-])" + r"\s+".join(map(re.escape, words[i:j])) + r"(?![\w-])", text)))
 
+    @functools.cache
+    def joined(i: int, j: int) -> bool:  # words[i:j] written so, in capitals (not `_phrase`: any case, hyphens)
+        return bool(re.search(r"(?<![\w-])" + r"\s+".join(map(re.escape, words[i:j])) + r"(?![\w-])", text))
+
+    @functools.cache
     def splits(i: int) -> bool:  # words[i:] as runs of two or more the text writes
         return i == len(words) or any(joined(i, j) and splits(j) for j in range(i + 2, len(words) + 1))
 
