@@ -46,6 +46,7 @@ SETS = {"python": ("python_docs.jsonl", "/usr/share/doc/python3.11/html"),
         "postgresql": ("postgresql_docs.jsonl", "/usr/share/doc/postgresql-doc-15/html"),
         "r": ("r_docs.jsonl", "/usr/share/R/doc/manual")}  # (Debian r-doc-pdf: PDF manuals)
 SPLITS = ("dev", "test", "holdout", "holdout2", "probe")  # probe: bench/probes, outside the shipped sets
+HELD_OUT = ("holdout", "holdout2")  # reported in totals only, never per question
 ARTICLES = {"a", "an", "the"}
 REF = re.compile(r"^(\d+)\. .* — `([^`]+)` \((S\d+)\)$")
 MARK = re.compile(r"\[(\d+(?:\]\[\d+)*)\]")
@@ -273,7 +274,8 @@ def main() -> int:
     ap.add_argument("--split", choices=[*SPLITS, "all"], default="all")
     ap.add_argument("--limit", type=int, help="the first N questions of each set (after --split)")
     ap.add_argument("--cache-dir", type=Path, help="index cache root (default: the user's, so the index is warm)")
-    ap.add_argument("--verbose", action="store_true", help="one line per question")
+    ap.add_argument("--verbose", action="store_true",
+                    help="one line per question (not for holdouts: a held-out question is only counted)")
     args = ap.parse_args()
 
     from subagents.corpus import Corpus
@@ -296,13 +298,14 @@ def main() -> int:
             corpus = Corpus.open([Path(root)], cache_dir=cache)
             print(f"{name}: index ready in {time.perf_counter() - t0:.1f}s ({corpus.passage_count()} passages)")
             qs = load(path, args.split, args.limit)
+            held_out = path.stem.endswith("_holdout")
             method, base = [], []
             for q in qs:
                 m = score_method(q, root, Path(tmp) / "runs", cache, corpus)
                 b = score_baseline(q, corpus)
                 method.append(m)
                 base.append(b)
-                if args.verbose:
+                if args.verbose and not held_out and q["split"] not in HELD_OUT:
                     print(f"  {q['id']} {q['split']:4} {'nf' if m.not_found else '  '} gold-ans={int(m.gold_in_answer)} cited={int(m.gold_cited)} "
                           f"f1={m.f1:.2f} base-f1={b.f1:.2f} {m.seconds:.2f}s  {q['question'][:70]}")
             corpus.close()

@@ -134,3 +134,26 @@ def test_every_split_of_the_shipped_question_sets_can_be_selected_and_is_reporte
     assert splits <= set(vq.SPLITS)
     for split in sorted(splits):
         assert build_parser().parse_args(["compare", "--split", split]).split == split
+
+
+def test_bench_quality_verbose_never_shows_a_held_out_question(tmp_path: Path) -> None:
+    """--verbose prints a line per question for dev and test, but a holdout (a holdout split, or a probe file
+    named *_holdout) is only counted: reading its questions one by one would make it a dev set."""
+    rows = [json.loads(line) for line in small_questions(tmp_path).read_text().splitlines()]
+    rows[1]["split"] = "holdout"
+    shipped = tmp_path / "set.jsonl"
+    shipped.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    probe = tmp_path / "probe_holdout.jsonl"
+    probe.write_text(json.dumps(dict(rows[0], split="probe")) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))}
+    env["HOME"] = str(tmp_path)
+    out, corpus = {}, small_corpus(tmp_path)
+    for path in (shipped, probe):
+        proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_quality.py"), "--questions", str(path),
+                               "--corpus", str(corpus), "--cache-dir", str(tmp_path / "cache"),
+                               "--verbose"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out[path.stem] = proc.stdout
+    assert "s-1 dev" in out["set"] and "s-3 dev" in out["set"]  # dev questions are shown
+    assert "s-2" not in out["set"] and "holdout" in out["set"]  # the holdout is counted, not shown
+    assert "s-1" not in out["probe_holdout"] and "probe" in out["probe_holdout"]
