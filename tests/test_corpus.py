@@ -626,6 +626,30 @@ def test_an_index_page_is_a_thesaurus_not_a_passage(tmp_path: Path, cache: Path)
         assert not corpus.lookup("How are directories walked?")  # no entry asks for it
 
 
+def test_a_call_heading_its_sub_entries_is_looked_up_by_its_name_and_its_own_entry_first(tmp_path: Path,
+                                                                                           cache: Path) -> None:
+    """Sphinx nests "built-in function" under "twirl()" (joined "twirl() built-in function"): the sub-entry
+    qualifies the call, so "twirl()" asks for it; of the entries named "twirl()", the one whose anchor is the
+    name itself (the builtin, not a module's function or a class's method named alike) comes first."""
+    root = tmp_path / "docs"
+    nested = ('<li>twirl()<ul><li><a href="library/functions.html#twirl">built-in function</a></li></ul></li>\n'
+              '<li><a href="library/spinners.html#spinners.Dial.twirl">twirl() (Dial method)</a></li>\n'
+              '<li><a href="library/spinners.html#spinners.twirl">twirl() (in module spinners)</a></li>\n')
+    write(root / "genindex.html", _sphinx_index([]).replace("</ul></td>", nested + "</ul></td>"))
+    write(root / "library" / "functions.html", '<html><body><h1>Built-in Functions</h1><dl><dt id="twirl">twirl(x)</dt>'
+                                               '<dd><p>Spin x once around its axis.</p></dd></dl></body></html>')
+    write(root / "library" / "spinners.html", '<html><body><h1>spinners</h1><dl><dt id="spinners.twirl">spinners.twirl(s)'
+                                              '</dt><dd><p>Twirl a spinner.</p></dd><dt id="spinners.Dial.twirl">'
+                                              'Dial.twirl()</dt><dd><p>Twirl this dial.</p></dd></dl></body></html>')
+    for i in range(12):  # (a name in a fifth of the passages names nothing)
+        write(root / "api" / f"gizmo{i}.html", f"<html><body><h1>gizmo {i}</h1><p>Gizmo functions, part {i}.</p></body></html>")
+    with Corpus.open([root], cache) as corpus:
+        hits = corpus.lookup("What does twirl() do?")
+        assert [h.entry for h in hits][:1] == ["twirl() built-in function"], [h.entry for h in hits]
+        assert hits[0].passage.path == "library/functions.html"
+        assert {h.passage.path for h in hits[1:]} == {"library/spinners.html"}
+
+
 def test_index_see_references_and_the_search_tool(tmp_path: Path, cache: Path) -> None:
     root = tmp_path / "pg"
     fillers = "".join(f'<dt>filler{i:02d}, <a class="indexterm" href="misc.html">Misc {i}</a></dt>' for i in range(35))

@@ -45,7 +45,7 @@ from ..text import has_operator, operators_in
 from .query import Match, name_parts, to_fts_query
 from .records import CorpusError, IndexHit, IndexStage, IndexStats, NoSearchableWords, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
-from .thesaurus import COMMON_SHARE, IndexEntry, entry_score, stems, words_of
+from .thesaurus import COMMON_SHARE, IndexEntry, defines, entry_score, stems, words_of
 from .embedding import TextEncoder
 from .vectors import DDL as VECTORS_DDL, VectorStore, bump_generation
 
@@ -688,7 +688,7 @@ class CorpusIndex:
         idf = {stem: math.log((n + 1) / (c + 1)) for stem, c in count.items()}
         common = {stem for stem, c in count.items() if c > COMMON_SHARE * n}
         scored = sorted(((entry_score(term, idf, common), term, target, anchor) for term, target, anchor in rows),
-                        key=lambda x: -x[0])
+                        key=lambda x: (-x[0], not defines(x[1], x[3])))
         hits: list[IndexHit] = []
         seen: set[str] = set()
         for score, term, target, anchor in scored:

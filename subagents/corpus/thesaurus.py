@@ -222,12 +222,32 @@ def _stem(word: str) -> str:
     return stem_word(word)
 
 
+_CALL_HEADING = re.compile(r"^(\S+\(\))\s+(?=\S)")  # "repr() built-in function": a call heading its sub-entry
+
+
+def entry_parts(term: str) -> tuple[str, str]:
+    """(main part, qualifier) of an entry: the qualifier is in brackets ("copy() (dict method)"), or is
+    the sub-entry under a call ("repr()" over "built-in function", joined as "repr() built-in function")."""
+    main, _, qualifier = term.partition(" (")
+    heading = _CALL_HEADING.match(main)
+    if heading:
+        return heading.group(1), f"{main[heading.end():]} {qualifier}".strip()
+    return main, qualifier
+
+
+def defines(term: str, anchor: str) -> bool:
+    """The entry links to the definition of its own name, unqualified: the anchor is the name itself
+    ("repr() built-in function" -> functions.html#repr; not "repr() (in module reprlib)" -> #reprlib.repr)."""
+    name = entry_parts(term)[0].removesuffix("()")
+    return bool(name) and anchor == name
+
+
 def entry_score(term: str, idf: dict[str, float], common: set[str]) -> float:
     """How well a query (its stems with their IDF weights; `common`: those in more than COMMON_SHARE
     of the passages) asks for an entry: every word of the
     entry's main part must be in the query ("copying files" for "copy a file to a folder"); a
-    qualifier in brackets ("(in module shutil)") adds what it shares. 0 when it does not match."""
-    main, _, qualifier = term.partition(" (")
+    qualifier (`entry_parts`: "(in module shutil)") adds what it shares. 0 when it does not match."""
+    main, qualifier = entry_parts(term)
     words = stems(main)
     if not words or any(w not in idf for w in words) or all(w in common for w in words):
         return 0.0
