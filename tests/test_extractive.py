@@ -228,6 +228,9 @@ def test_answer_type(question: str, kind: AnswerType) -> None:
     ("What distinguishes a tuple from a list?", ["tuple", "list"]),
     ("Is a tuple the same as a list?", ["tuple", "list"]),
     ("Are VACUUM and VACUUM FULL the same?", ["VACUUM", "VACUUM FULL"]),
+    # the setting asked about follows the second thing, as it may after "the difference between"
+    ("How is a tuple different from a list when used as a dict key?", ["tuple", "list"]),
+    ("How does CHAR differ from VARCHAR in storage?", ["CHAR", "VARCHAR"]),
     ("How do I sort and compare lists?", []),  # one thing done two ways: no comparison
     ("How do you open and close a file?", []),
 ])
@@ -476,6 +479,40 @@ for wrappers read by machines.</p></div></body></html>"""})
     assert answer.strip().startswith("The gizmo() function is meant for wrappers read by people, whereas"), answer
 
 
+ROTATE_DOCS = {
+    "library/functions.html": """<html><head><title>Built-in Functions</title></head><body><div role="main">
+<h1>Built-in Functions</h1><dl>
+<dt id="rotate">rotate(obj, turns=1, axis=None, clockwise=True, reverse=False, strict=False)</dt>
+<dd><p>Spin the object once around its axis and hand it back.</p></dd>
+<dt id="whirl">whirl(obj)</dt><dd><p>Spin the object many times until it is dizzy.</p></dd></dl></div></body></html>""",
+    "library/dials.html": """<html><head><title>dials — dial objects</title></head><body><div role="main">
+<h1>dials — dial objects</h1><p>A dial is an object that turns.</p>
+<p>Whirl objects spin the object many times, each time around its axis, at the speed of the dial.</p>
+<dl><dt id="dials.Dial.rotate">Dial.rotate(obj)</dt><dd><p>The equivalent to the built-in rotate() for a dial object,
+with the speed of the dial.</p></dd></dl></div></body></html>""",
+    "library/fixers.html": """<html><head><title>fixers — old code</title></head><body><div role="main">
+<h1>fixers — old code</h1><dl><dt>rotate</dt><dd><p>Converts the old rotate statement of an object to the rotate() call.</p>
+</dd><dt>whirl</dt><dd><p>Converts the old whirl statement of an object to the whirl() call.</p></dd></dl></div></body></html>""",
+}
+
+
+def test_a_call_is_answered_from_its_own_entry_not_from_things_named_alike(tmp_path: Path) -> None:
+    """The question names the builtin rotate(): its own entry (its signature too long to read as one call) says what
+    it does, though the sentence does not repeat the name. A dial's method, a fixer and a class ("Whirl objects")
+    named alike, which do say "rotate", are other things; a table row quotes the entry with its call."""
+    docs = write_tree(tmp_path / "docs", ROTATE_DOCS)
+    answer = section(run("What does rotate() do?", docs, tmp_path).report, "Answer")
+    assert answer.strip().startswith("Spin the object once around its axis and hand it back."), answer
+    answer = section(run("What does whirl() do?", docs, tmp_path / "w").report, "Answer")  # not the class "Whirl"
+    assert answer.strip().startswith("Spin the object many times until it is dizzy."), answer
+    result = run("What's the difference between rotate() and whirl()?", docs, tmp_path / "b")
+    rows = {line.split("|")[1].strip(): line.split("|")[2] for line in section(result.report, "Answer").splitlines()
+            if line.startswith("| ") and "|---" not in line}
+    assert "rotate(): Spin the object once around its axis" in rows["rotate()"], rows
+    assert "whirl(obj): Spin the object many times" in rows["whirl()"], rows
+    assert result.manifest["citation_check"]["pass_rate"] == 1.0
+
+
 def test_an_entity_inside_another_is_not_mentioned_by_it(tmp_path: Path) -> None:
     # "a materialized view" says "view", but not about a view: the view's row is what the view is
     docs = write_tree(tmp_path / "docs", {
@@ -523,6 +560,19 @@ def test_python_docs_answers(question: str, expected: str, tmp_path: Path, pytho
     result = _docs_run(question, tmp_path)
     assert expected in section(result.report, "Answer"), result.report
     assert_whole_sentences(result.report)
+
+
+@needs_docs
+@pytest.mark.parametrize("question, opening", [
+    ("What does compile() do?", "Compile the source into a code or AST object."),  # not py_compile.compile()
+    ("What does print() do?", "Print objects to the text stream file"),  # not 2to3's fixer "print"
+])
+def test_a_builtin_is_answered_from_its_own_entry_not_from_things_named_alike(question: str, opening: str,
+                                                                             tmp_path: Path, python_docs_index: Path) -> None:
+    """py_compile.compile() and 2to3's fixer "print" say the name the question writes (or a stem of it); once the
+    builtin's own entry is retrieved, they document other things."""
+    answer = section(_docs_run(question, tmp_path).report, "Answer")
+    assert answer.strip().startswith(opening), answer
 
 
 @needs_docs

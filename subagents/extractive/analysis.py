@@ -57,12 +57,15 @@ _PURPOSE = re.compile(r"^\s*what(?:'s|\s+is|\s+are)\s+.+?\s+(?:there\s+|used\s+|
                       r"\b(?:the\s+)?(?:purpose|point)\s+of\b|\bwhat\s+(?:is|are)\s+.+?\s+(?:used|meant|intended)\s+for\b", re.I)
 _LIST = re.compile(r"^(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<plural>\w+s)\s+(?:can|do|does|are|is|must|should|will|of)\b|"
                    r"^what\s+(?:are\s+the|kinds?\s+of|types?\s+of|ways?\s+of)\b|^list\b|^name\s+the\b", re.I)
+# the setting asked about after the second thing ("… when my list holds lists"); after "different from", not
+# "with", which may be the thing itself ("comparing with is")
+_SETTING = r"(?:\s+(?:when|if|in|for|regarding|on|with|within|inside|under)\b.*)?$"
+_SETTING_AFTER_FROM = r"(?:\s+(?:when|if|in|for|regarding|within|inside|under)\b.*)?$"
 _COMPARE = [
-    re.compile(r"\bdifferences?\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)"
-               r"(?:\s+(?:when|if|in|for|regarding|on|with|within|inside|under)\b.*)?$", re.I),
+    re.compile(r"\bdifferences?\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)" + _SETTING, re.I),
     re.compile(r"^(?:compare|contrast)\s+(?:how\s+)?(?P<list>.+?)(?:\s+(?:in terms of|regarding|for|when)\s+.+)?$", re.I),
-    re.compile(r"\bhow\s+(?:is|are|does|do)\s+(?P<a>.+?)\s+(?:different|differ)\s+from\s+(?P<b>.+?)$", re.I),
-    re.compile(r"\bhow\s+does\s+(?P<a>.+?)\s+(?:compare|differ)\s+(?:to|with|from)\s+(?P<b>.+?)$", re.I),
+    re.compile(r"\bhow\s+(?:is|are|does|do)\s+(?P<a>.+?)\s+(?:different|differ)\s+from\s+(?P<b>.+?)" + _SETTING_AFTER_FROM, re.I),
+    re.compile(r"\bhow\s+does\s+(?P<a>.+?)\s+(?:compare|differ)\s+(?:to|with|from)\s+(?P<b>.+?)" + _SETTING_AFTER_FROM, re.I),
     re.compile(r"\b(?:how|in\s+what\s+ways?|where)\s+(?:do|does|are|is)\s+(?!(?:i|you|we)\s)(?P<a>.+?)\s+and\s+"
                r"(?P<b>.+?)\s+(?:differ|different|compare)\b", re.I),  # "How do char and varchar differ?"
     re.compile(r"\b(?:what|which)\s+(?:distinguishes|separates|sets\s+apart)\s+(?P<a>.+?)\s+from\s+(?P<b>.+?)$", re.I),

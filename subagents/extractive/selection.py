@@ -38,6 +38,7 @@ RELEASE_NOTES_WEIGHT = 0.7  # a sentence of release notes, for a question that n
 HOW_TO_ENTRY = 0.35  # a how-to sentence that describes the API entry it is under
 HOW_TO_EXAMPLE = 1.0  # a how-to sentence that names the goal asked about and introduces its example
 PAGE_WEIGHT = 0.4  # its page's support over the searches (`evidence.page_support`)
+ALIKE = 0.5  # a sentence documenting an API named like the subject, beside the subject's own entry
 
 _NOTE = re.compile(r"\s*\((?P<body>(?:about|compared with|part of):[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
 _SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Raises an auditing event|Source code:|"
@@ -186,8 +187,9 @@ def names_as_term(t: Term, line: str) -> bool:
     return mentions(t, text_forms(plain), plain) or spells(t, plain)
 
 
-def _definition_bonus(u: Unit, subject: list[Term], starts_with_subject: bool) -> float:
-    """How much a sentence reads as the definition of the subject (what-is; what-for builds on it)."""
+def _definition_bonus(u: Unit, subject: list[Term], starts_with_subject: bool, entries: frozenset[str]) -> float:
+    """How much a sentence reads as the definition of the subject (what-is; what-for builds on it). `entries`:
+    the subject's names whose own API entry was retrieved (`own_entries`)."""
     s = u.text
     b = 0.0
     if u.term_line and subject and all(names_as_term(t, u.term_line) for t in subject):
@@ -200,8 +202,7 @@ def _definition_bonus(u: Unit, subject: list[Term], starts_with_subject: bool) -
         b += 0.8
     elif _DEF_ANY.search(s):
         b += 0.3
-    if _documents(u, subject):
-        b += 0.8  # the first sentence of the API entry the question names: what it does
+    b += 0.8 * documents(u, subject, entries)  # the first sentence of the API entry the question names: what it does
     last = u.passage.heading.rsplit(" > ", 1)[-1]
     extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
     if subject and not extra and all(mentions(t, text_forms(last), last) for t in subject) \
@@ -210,12 +211,12 @@ def _definition_bonus(u: Unit, subject: list[Term], starts_with_subject: bool) -
     return b
 
 
-def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -> float:
+def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term], entries: frozenset[str]) -> float:
     s = u.text
     head = text_forms(" ".join(s.split()[:3]))
     starts_with_subject = any(mentions(t, head, " ".join(s.split()[:3])) for t in subject)
     if atype is AnswerType.WHAT_IS:
-        return _definition_bonus(u, subject, starts_with_subject)
+        return _definition_bonus(u, subject, starts_with_subject, entries)
     if atype is AnswerType.WHY:
         b = 0.7 if _WHY_STRONG.search(s) else 0.2 if _WHY_WEAK.search(s) else 0.0
         if u.passage.heading.rsplit(" > ", 1)[-1].lower().startswith("why") and u.position <= 2:
@@ -225,7 +226,7 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term]) -
         says = _PURPOSE_SAYS.search(s) or _WHY_STRONG.search(s)
         before = s[: says.start()] if says else ""
         b = 1.0 if says and any(mentions(t, text_forms(before), before) for t in subject) else 0.0  # not another's
-        return b + _definition_bonus(u, subject, starts_with_subject)  # a definition often says what for
+        return b + _definition_bonus(u, subject, starts_with_subject, entries)  # a definition often says what for
     if atype is AnswerType.HOW_TO:
         b = 0.0
         if _API.search(s):
@@ -265,10 +266,71 @@ def _describes_api(u: Unit) -> bool:
     return prev.kind is UnitKind.SIGNATURE and prev.text == u.api
 
 
-def _documents(u: Unit, subject: list[Term]) -> bool:
-    """The sentence right below an API signature that names the subject (`lru_cache(...)`)."""
-    return bool(subject) and _describes_api(u) and any(
-        mentions(t, text_forms(u.api), u.api) for t in subject if t.kind is TermKind.IDENT or t.named)
+def documents(u: Unit, subject: list[Term], entries: frozenset[str] = frozenset()) -> float:
+    """The sentence right below an API signature that names the subject: 1.25 when it calls the subject as the
+    question writes it, its own entry (`entries`: "repr(object)" for "repr()"), 1.0 when it calls a name ending
+    in it ("functools.lru_cache(...)" for "lru_cache"), else 0."""
+    if not subject or not _describes_api(u):
+        return 0.0
+    called, forms = api_name(u.api), api_forms(u.api)
+    named = [t for t in subject if _calls(called, t) or t.kind is not TermKind.IDENT and t.named
+             and mentions(t, forms, u.api)]
+    if not named:
+        return 0.0
+    return 1.25 if called in entries else 1.0
+
+
+def named_alike(u: Unit, subject: list[Term], entries: frozenset[str]) -> bool:
+    """The sentence documents another thing named like the subject while the subject's own entry was retrieved
+    (`entries`): an API ("Repr.repr(obj)" for "repr()") or a term list's entry (2to3's fixer "print" for
+    "print()"), or a name only in another case ("Repr"). It is about that other thing."""
+    if not entries:
+        return False
+    if _describes_api(u):
+        called = api_name(u.api)
+        return called not in entries and any(_bare(t) in entries and _calls(called, t) for t in subject)
+    own = [_bare(t) for t in subject if _bare(t) in entries]
+    if u.term_line and any(_written(name, u.term_line, re.I) for name in own):
+        return True
+    # a name in another case only ("Repr instances …" for "repr()"): a class, not the function
+    return any(_written(name, u.text, re.I) and not _written(name, u.text) for name in own)
+
+
+def _written(name: str, text: str, flags: int = 0) -> bool:
+    return bool(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text, flags))
+
+
+def api_forms(signature: str) -> set[str]:
+    """The forms of a signature, with its name as a call: "compile(source, filename, mode, flags=0, …)" is too
+    long for `text_forms` to read as one ("compile()")."""
+    called = api_name(signature)
+    return text_forms(signature) | text_forms(f"{called}()") if called and called[-1:].isalnum() else text_forms(signature)
+
+
+_ARGS = re.compile(r"\([^()]*\)$")
+
+
+def _bare(t: Term) -> str:
+    """The name a term calls, as written: "repr" of "repr()", "sorted" of "sorted(x)"."""
+    return _ARGS.sub("", t.text)
+
+
+def _calls(called: str, t: Term) -> bool:
+    """A signature calling `called` ("list.sort") is the entry of an identifier the question names by the same
+    last name ("x.sort()", "sort()"), not by a word sharing its stem ("sorted")."""
+    if t.kind is not TermKind.IDENT or not called:
+        return False
+    return called.rsplit(".", 1)[-1] == _bare(t).rsplit(".", 1)[-1]
+
+
+def own_entries(subject: list[Term], ev: Evidence) -> frozenset[str]:
+    """The subject's names (as the question writes them, "repr" of "repr()") that a retrieved API signature
+    calls exactly: the entry of the thing itself, not of a method or module function named alike."""
+    names = {_bare(t) for t in subject if t.kind is TermKind.IDENT}
+    if not names:
+        return frozenset()
+    return frozenset(n for p in ev.passages.values() for u in units_of(p)
+                     if u.api and (n := api_name(u.api)) in names and _describes_api(u))
 
 
 _NUMBERING = re.compile(r"^(?:[\dA-Z]{1,3}\.)+\s*")
@@ -395,6 +457,7 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
     support = page_support(ev)
     top_page = max(support.values(), default=1.0) or 1.0
     subject = focus.subject(ev.weights)
+    entries = own_entries(subject, ev)
     atype = focus.question.answer_type
     out: list[Scored] = []
     versioned = any(t.kind is TermKind.NUMBER and "." in t.text for t in focus.terms)
@@ -415,17 +478,19 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
             # as the sentence would
             spelled = frozenset(f for t, _ in terms if spells(t, u.term_line) for f in t.forms) if u.term_line \
                 else frozenset()
-            if not any(mentions(t, u.forms, u.text) for t, _ in terms) and not (
+            # the sentence right below a signature is about the call it names ("Returns the number of characters
+            # in the string" is what `length ( text ) → integer` does)
+            named = api_forms(u.api) if _describes_api(u) else frozenset()
+            if not any(mentions(t, u.forms, u.text) or named and mentions(t, named, u.api) for t, _ in terms) and not (
                     u.term_line and (spelled or any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms))) \
                     and not (u.position <= 1 and aliased):
                 continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
-            # the sentence right below a signature is about the call it names ("Returns the number of characters
-            # in the string" is what `length ( text ) → integer` does)
-            named = text_forms(u.api) if _describes_api(u) else frozenset()
             cov = _coverage(terms, u, ctx_forms, pass_forms,
                             (alias_forms if u.position <= 1 else frozenset()) | spelled | named)
-            factor = (1 + _type_bonus(u, focus, atype, subject)) * _quality(u, atype) * notes * (
+            factor = (1 + _type_bonus(u, focus, atype, subject, entries)) * _quality(u, atype) * notes * (
                 1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
+            if named_alike(u, subject, entries):
+                factor *= ALIKE  # what a method or module function named like the subject does
             mine, mine_forms = focus.own_mention(u.text, u.forms)
             if focus.siblings and not any(mentions(t, mine_forms, mine) for t in focus.distinct(focus.terms)) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):

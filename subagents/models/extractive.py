@@ -26,9 +26,9 @@ from ..corpus.query import Match
 from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
 from ..extractive.analysis import AnswerType
-from ..extractive.evidence import Evidence, Unit, UnitKind, gather
+from ..extractive.evidence import Evidence, Unit, UnitKind, api_name, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
-from ..extractive.selection import Focus, attachment, focus_of, select
+from ..extractive.selection import Focus, attachment, documents, focus_of, select
 from ..extractive.terms import covered, mentions, text_forms
 from ..extractive.meaning import Encoder, Meaning
 from ..extractive.reading import feedback_query, pick_reads
@@ -250,10 +250,19 @@ def _asked(focus: Focus) -> str:
     return f"{focus.question.text} ({focus.whole})" if focus.whole else focus.question.text
 
 
+API_SHOWN = 40  # a longer signature is quoted by its name as a call ("compile()")
+
+
 def _with_term(u: Unit, focus: Focus) -> str:
     """A definition quoted with the term it defines ("generator expression: An expression that returns an
-    iterator.") when the question asks what something is and the term names what it asks about."""
+    iterator.") when the question asks what something is and the term names what it asks about; in a comparison,
+    an API entry's first sentence with its signature ("repr(object): Return a string …") when it does not name
+    the entity itself."""
     if focus.question.answer_type in (AnswerType.WHAT_IS, AnswerType.PURPOSE) and u.term_line \
             and any(mentions(t, text_forms(u.term_line), u.term_line) for t in focus.terms):
         return f"{u.term_line.rstrip(':')}: {u.text}"
+    if focus.question.answer_type is AnswerType.COMPARISON and documents(u, focus.distinct(focus.terms)) \
+            and not any(mentions(t, u.forms, u.text) for t in focus.distinct(focus.terms)):
+        # what an entity's API entry says it does, quoted with the call it documents: a table row needs its name
+        return f"{u.api if len(u.api) <= API_SHOWN else api_name(u.api) + '()'}: {u.text}"
     return u.text
