@@ -60,6 +60,11 @@ def run(question: str, docs: Path, tmp_path: Path, **options):
                          use_config_file=False, environ={}, **options)
 
 
+def answer_to(question: str, docs: Path, tmp_path: Path, **options) -> str:
+    """The Answer section of a run on `docs`."""
+    return section(run(question, docs, tmp_path, **options).report, "Answer")
+
+
 def section(report: str, title: str) -> str:
     m = re.search(rf"^## {title}\s*$(.*?)(?=^## |\Z)", report, re.S | re.M)
     return m.group(1) if m else ""
@@ -141,7 +146,7 @@ def test_a_keyword_named_in_passing_is_no_reason_for_not_found(docs: Path, tmp_p
     # "my for loop": the language's own keyword, which the passage answering the rest need not use as one
     (docs / "state.txt").write_text("Widget state\n\nChanging widget.state while iterating over it raises StateError, "
                                     "because the iterator holds a snapshot of its size.\n")
-    answer = section(run("Why does my for loop over widget.state raise StateError?", docs, tmp_path).report, "Answer")
+    answer = answer_to("Why does my for loop over widget.state raise StateError?", docs, tmp_path)
     assert answer.strip().startswith("Changing widget.state while iterating over it raises StateError"), answer
 
 
@@ -150,7 +155,7 @@ def test_a_format_written_in_its_placeholders_is_no_name(docs: Path, tmp_path: P
     # only mentioned in passing, "how do I format a date as YYYY-MM-DD" was "not found"
     (docs / "clock.txt").write_text("Clock\n\nclock.stamp(widget) returns the time a widget was drawn as a string, "
                                     "HH-MM, in local time.\n")
-    answer = section(run("How do I get the time a widget was drawn as HH-MM?", docs, tmp_path).report, "Answer")
+    answer = answer_to("How do I get the time a widget was drawn as HH-MM?", docs, tmp_path)
     assert answer.strip().startswith("clock.stamp(widget) returns the time a widget was drawn"), answer
     assert {t.text: t.kind for t in extract_terms("Format it as YYYY-MM-DD HH24:MI")} == {
         "Format": TermKind.WORD, "YYYY-MM-DD": TermKind.WORD, "HH24": TermKind.WORD, "MI": TermKind.WORD}
@@ -162,8 +167,7 @@ def test_a_messages_severity_label_is_no_name(docs: Path, tmp_path: Path) -> Non
     # is no name a page must mention (it made the question "not found: no retrieved passage mentions FATAL")
     (docs / "errors.txt").write_text("Theme errors\n\nA theme that cannot be loaded makes the widget fall back to "
                                      "the default theme and log the failure.\n")
-    answer = section(run("How do I fix 'FATAL: theme could not be loaded for widget main'?", docs, tmp_path).report,
-                     "Answer")
+    answer = answer_to("How do I fix 'FATAL: theme could not be loaded for widget main'?", docs, tmp_path)
     assert answer.strip().startswith("A theme that cannot be loaded makes the widget fall back"), answer
     assert [t.kind for t in extract_terms("What is JSON: a format?")][0] is TermKind.NAME  # a name a phrase explains
 
@@ -174,18 +178,17 @@ def test_a_statement_written_without_its_names_is_no_undocumented_name(docs: Pat
     (docs / "gadget-sql.txt").write_text("ALTER GADGET\n\nALTER GADGET name ADD PART part_name [ DEFAULT value ] adds a "
                                          "part to a gadget.\n\nAdding a part with a default value rewrites the whole "
                                          "gadget and every widget it holds.\n")
-    answer = section(run("I tried ALTER GADGET ADD PART with a default on a big gadget. Will it rewrite the gadget?",
-                         docs, tmp_path).report, "Answer")
+    answer = answer_to("I tried ALTER GADGET ADD PART with a default on a big gadget. Will it rewrite the gadget?",
+                       docs, tmp_path)
     assert answer.strip().startswith("Adding a part with a default value rewrites the whole gadget"), answer
     # the command alone, then keywords the text writes together ("INSERT ON CONFLICT DO NOTHING")
     (docs / "gadget-sql.txt").write_text("ALTER GADGET\n\nALTER GADGET name ADD PART part_name [ ON CONFLICT KEEP ] adds a "
                                          "part to a gadget.\n\nA part added with ON CONFLICT KEEP leaves the part the "
                                          "gadget had.\n")
-    answer = section(run("What does ALTER ON CONFLICT KEEP do to a part the gadget had?", docs, tmp_path).report,
-                     "Answer")
+    answer = answer_to("What does ALTER ON CONFLICT KEEP do to a part the gadget had?", docs, tmp_path)
     assert "do not answer" not in answer and "ON CONFLICT KEEP" in answer, answer
     # a clause no text writes is still no statement of this corpus
-    answer = section(run("Can ALTER GADGET ADD PART BY SOURCE rewrite the gadget?", docs, tmp_path).report, "Answer")
+    answer = answer_to("Can ALTER GADGET ADD PART BY SOURCE rewrite the gadget?", docs, tmp_path)
     assert "do not answer" in answer, answer
 
 
@@ -197,7 +200,7 @@ def test_a_clause_of_keywords_no_text_writes_is_not_found(docs: Path, tmp_path: 
                                          "found, the rebuild skips it.\n")
     report = run("How do I use REBUILD GADGET with a WHEN NOT FOUND BY OWNER clause to skip parts?", docs, tmp_path).report
     assert "No retrieved passage mentions NOT FOUND BY OWNER." in section(report, "Answer"), report
-    answer = section(run("How do I use REBUILD GADGET with a WHEN NOT FOUND clause?", docs, tmp_path).report, "Answer")
+    answer = answer_to("How do I use REBUILD GADGET with a WHEN NOT FOUND clause?", docs, tmp_path)
     assert answer.strip().startswith("REBUILD GADGET name [ WHEN NOT FOUND THEN SKIP ]"), answer
 
 
@@ -423,8 +426,8 @@ def test_how_to_answers_with_what_an_api_entry_does_worded_otherwise(tmp_path: P
 <p>In the log you can see several jobs that run and wait at the same time, each with its start time.</p>
 <dl><dt id="jobs.gather">jobs.gather(*jobs)</dt><dd><p>Run the given jobs concurrently and wait for them.</p></dd></dl>
 </div></body></html>"""})
-    answer = section(run("How can I run several jobs at the same time and wait for all of them?", docs, tmp_path,
-                         embedding_model="off").report, "Answer")  # by words alone, the other sentence fits better
+    answer = answer_to("How can I run several jobs at the same time and wait for all of them?", docs, tmp_path,
+                       embedding_model="off")  # by words alone, the other sentence fits better
     assert answer.strip().startswith("Run the given jobs concurrently and wait for them."), answer
     assert "jobs.gather(*jobs)" in answer  # with the signature it describes
 
@@ -456,7 +459,7 @@ def test_a_comparison_row_says_what_its_entity_is_not_a_sentence_naming_both(tmp
 </div></body></html>""",
         "faq.html": """<html><head><title>FAQ</title></head><body><div role="main"><h1>FAQ</h1><h2>How do I wrap an object?</h2>
 <p>In general, try tools.gizmo() or tools.gadget() for the general case.</p></div></body></html>"""})
-    answer = section(run("tools.gizmo versus tools.gadget: what is the difference?", docs, tmp_path).report, "Answer")
+    answer = answer_to("tools.gizmo versus tools.gadget: what is the difference?", docs, tmp_path)
     rows = {line.split("|")[1].strip(): line.split("|")[2] for line in answer.splitlines() if line.startswith("| tools.")}
     assert "a thin wrapper that shares the parts of x" in rows["tools.gizmo"], answer
     assert "a thick wrapper that copies every part of x" in rows["tools.gadget"], answer
@@ -474,8 +477,7 @@ def test_a_comparison_opens_with_the_sentence_that_sets_them_apart(tmp_path: Pat
 <h2>Wrapping objects</h2><p>The gizmo() function is meant for wrappers read by people, whereas gadget() is meant
 for wrappers read by machines.</p></div></body></html>"""})
     # the first sentence naming both, by the question's words, only says "not"; the one to open with sets them apart
-    answer = section(run("gizmo() or gadget(): which one should I use for frozen objects?", docs, tmp_path).report,
-                     "Answer")
+    answer = answer_to("gizmo() or gadget(): which one should I use for frozen objects?", docs, tmp_path)
     assert answer.strip().startswith("The gizmo() function is meant for wrappers read by people, whereas"), answer
 
 
@@ -501,9 +503,9 @@ def test_a_call_is_answered_from_its_own_entry_not_from_things_named_alike(tmp_p
     it does, though the sentence does not repeat the name. A dial's method, a fixer and a class ("Whirl objects")
     named alike, which do say "rotate", are other things; a table row quotes the entry with its call."""
     docs = write_tree(tmp_path / "docs", ROTATE_DOCS)
-    answer = section(run("What does rotate() do?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What does rotate() do?", docs, tmp_path)
     assert answer.strip().startswith("Spin the object once around its axis and hand it back."), answer
-    answer = section(run("What does whirl() do?", docs, tmp_path / "w").report, "Answer")  # not the class "Whirl"
+    answer = answer_to("What does whirl() do?", docs, tmp_path / "w")  # not the class "Whirl"
     assert answer.strip().startswith("Spin the object many times until it is dizzy."), answer
     result = run("What's the difference between rotate() and whirl()?", docs, tmp_path / "b")
     rows = {line.split("|")[1].strip(): line.split("|")[2] for line in section(result.report, "Answer").splitlines()
@@ -725,7 +727,7 @@ Also, the GWL is always released while waiting for input.</p></dd></dl></div></b
         "api.html": """<html><head><title>Threads and drawing</title></head><body><div role="main"><h1>Threads</h1>
 <p>A thread must hold the GWL before it draws a widget. Releasing the GWL lets other threads draw.</p>
 </div></body></html>"""})
-    answer = section(run("What is the GWL?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What is the GWL?", docs, tmp_path)
     assert "The mechanism that lets only one thread draw widgets at a time." in answer, answer
 
 
@@ -742,7 +744,7 @@ to the depth limit.</p></div></body></html>""",
         "library/build.html": """<html><head><title>build — building the toolkit</title></head><body><div role="main">
 <h1>build — building the toolkit</h1><p>Previously this depth limit was fixed when you built the toolkit, but now
 the depth limit can be read with getdepthlimit().</p></div></body></html>"""})
-    answer = section(run("What is the depth limit there for?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What is the depth limit there for?", docs, tmp_path)
     first = answer.strip().splitlines()[0]
     assert "This depth limit prevents runaway nesting from exhausting the drawing stack." in first, answer
 
@@ -756,7 +758,7 @@ def test_a_starred_keyword_is_not_the_plain_word(tmp_path: Path) -> None:
         "tutorial/groups.html": """<html><head><title>Frob groups</title></head><body><div role="main"><h1>Frob groups</h1>
 <p>By using frob* instead of frob, we can selectively handle only the frobs in a group that match a kind.</p>
 </div></body></html>"""})
-    answer = section(run("What is frob* for?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What is frob* for?", docs, tmp_path)
     assert "By using frob* instead of frob" in answer.strip().splitlines()[0], answer
 
 
@@ -793,7 +795,7 @@ def test_the_tail_of_a_sentence_split_by_a_passage_boundary_is_no_claim(tmp_path
     docs = write_tree(tmp_path / "docs", {"views.txt": "Stored views\n\n"
         "are that the stored view cannot be updated directly and that its stored query is kept.\n\n"
         "A stored view keeps the result of its query, and REFRESH updates the stored view.\n"})
-    answer = section(run("Can a stored view be updated directly?", docs, tmp_path).report, "Answer")
+    answer = answer_to("Can a stored view be updated directly?", docs, tmp_path)
     assert "are that" not in answer and "REFRESH updates the stored view" in answer, answer
 
 
@@ -1088,7 +1090,7 @@ def test_a_grammar_rule_above_a_sentence_is_no_term_it_defines(docs: Path, tmp_p
         "Expressions\n\nexpression ::= conditional_expression | gizmo_expr\n"
         "Conditional expressions have the lowest priority of all operations.\n\n"
         "Gizmo expressions (sometimes called gizmo forms) are used to create anonymous gizmos.\n")
-    answer = section(run("What is a gizmo expression?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What is a gizmo expression?", docs, tmp_path)
     first = next(ln for ln in answer.splitlines() if ln.strip())
     assert first.startswith("Gizmo expressions (sometimes called gizmo forms)"), answer
 
@@ -1103,7 +1105,7 @@ def test_a_numbered_contents_entry_or_a_signature_above_a_sentence_is_no_term_it
         "and flat.\n")
     (docs / "gizmos.txt").write_text("Introduction\n\nGizmo stands for General Isolated Zone Module. It keeps "
                                      "widgets apart.\n")
-    answer = section(run("What is a gizmo?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What is a gizmo?", docs, tmp_path)
     first = next(ln for ln in answer.splitlines() if ln.strip())
     assert first.startswith("Gizmo stands for General Isolated Zone Module."), answer
 
@@ -1112,7 +1114,7 @@ def test_x_stands_for_opens_a_definition(docs: Path, tmp_path: Path) -> None:
     # an acronym's expansion defines it, as "X is" does: it comes before a sentence that only says what X is like
     (docs / "gizmos.txt").write_text("Introduction\n\nGizmo stands for General Isolated Zone Module. Because a "
                                      "gizmo is very small, scanning a gizmo adds little overhead to a widget.\n")
-    answer = section(run("What is a gizmo?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What is a gizmo?", docs, tmp_path)
     first = next(ln for ln in answer.splitlines() if ln.strip())
     assert first.startswith("Gizmo stands for General Isolated Zone Module."), answer
 
@@ -1157,7 +1159,7 @@ def test_a_footnote_reference_is_not_quoted_as_if_it_cited_a_source(docs: Path, 
         '</a> This means that only the name of a widget is pickled, never its state (for protocol 0) '
         '<a class="footnote-reference brackets" href="#id8" role="doc-noteref">[5]</a> or its theme.</p>'
         '</div></body></html>')
-    answer = section(run("Why is only the name of a widget pickled?", docs, tmp_path).report, "Answer")
+    answer = answer_to("Why is only the name of a widget pickled?", docs, tmp_path)
     assert "This means that only the name of a widget is pickled, never its state (for protocol 0) or its theme." \
         in answer, answer
     assert "[2] This means" not in answer and "[5] or" not in answer, answer
@@ -1237,7 +1239,7 @@ def test_the_corpus_own_name_in_a_question_says_where_not_what(tmp_path: Path) -
     pages["gizmo.txt"] = ("Gizmos\n\nThe gizmo privilege clause is also a WidgetKit extension to the standard.\n\n"
                           "A gizmo is a special helper object that a widget delegates its drawing to.\n")
     docs = write_tree(tmp_path / "docs", pages)
-    answer = section(run("What is a gizmo in WidgetKit?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What is a gizmo in WidgetKit?", docs, tmp_path)
     assert answer.strip().startswith("A gizmo is a special helper object"), answer
 
 
@@ -1480,7 +1482,7 @@ def test_a_compared_name_opening_its_subagents_objective_is_still_a_name(docs: P
     # "Zorblax (compared with: widgets; part of: …)": its capital is the name's, as the question writes it, not a
     # sentence's first word; a name no passage mentions has no row to quote
     for i, question in enumerate(("How does Zorblax differ from widgets?", "How do gadgets and Zorblax differ?")):
-        answer = section(run(question, docs, tmp_path / str(i)).report, "Answer")
+        answer = answer_to(question, docs, tmp_path / str(i))
         assert "| Zorblax | (No retrieved passage mentions Zorblax) |" in answer, answer
 
 
@@ -1641,7 +1643,7 @@ def test_a_how_to_answered_by_a_function_table_row_shows_the_function(tmp_path: 
     """The row's description says what the function does without naming it: the answer shows the
     signature with it, never the row run together ("… → integer Counts …"); no Python label on it."""
     docs = write_tree(tmp_path / "docs", {"functions-gadget.html": GADGET_FUNCTIONS})
-    answer = section(run("How do I count the sprockets of a gadget?", docs, tmp_path).report, "Answer")
+    answer = answer_to("How do I count the sprockets of a gadget?", docs, tmp_path)
     first = answer.strip().splitlines()
     assert first[0].startswith("Counts the sprockets of the gadget, spare sprockets included."), answer
     assert first[1:4] == ["```", "gadget_count ( g gadget ) → integer", "```"], answer
@@ -1650,8 +1652,7 @@ def test_a_how_to_answered_by_a_function_table_row_shows_the_function(tmp_path: 
 def test_an_sql_type_in_an_example_is_not_labelled_python(tmp_path: Path) -> None:
     docs = write_tree(tmp_path / "docs", {"numeric.txt": "Numeric types\n\nNUMERIC(3, 1)\n\n"
                                           "Declares a column of numbers with three digits, one of them a decimal digit.\n"})
-    answer = section(run("How do I declare a column of numbers with one decimal digit?", docs, tmp_path).report,
-                     "Answer")
+    answer = answer_to("How do I declare a column of numbers with one decimal digit?", docs, tmp_path)
     assert "NUMERIC(3, 1)" in answer and "```python" not in answer, answer
 
 
@@ -1662,9 +1663,9 @@ def test_an_r_example_is_not_labelled_python_and_a_python_one_is(tmp_path: Path)
                                           "```\ny <- x[!is.na(x)]\n```\n\n"
                                           "## Sorting\n\nTo sort a list of gadgets in place, call sort() on it:\n\n"
                                           "```\ngadgets.sort(key=len)\n```\n"})
-    answer = section(run("How do I drop the missing values of a vector?", docs, tmp_path).report, "Answer")
+    answer = answer_to("How do I drop the missing values of a vector?", docs, tmp_path)
     assert "```\ny <- x[!is.na(x)]\n```" in answer, answer
-    answer = section(run("How do I sort a list of gadgets in place?", docs, tmp_path / "py").report, "Answer")
+    answer = answer_to("How do I sort a list of gadgets in place?", docs, tmp_path / "py")
     assert "```python\ngadgets.sort(key=len)\n```" in answer, answer
 
 
@@ -1680,7 +1681,7 @@ def test_a_function_named_for_what_is_asked_answers_though_its_description_does_
 <p>Returns the number of sprockets from end to end of the gadget.</p><p>gadget_length('small') → 3</p></td></tr>
 </table>""")
     docs = write_tree(tmp_path / "docs", {"functions-gadget.html": table})
-    answer = section(run("How do I get the length of a gadget?", docs, tmp_path).report, "Answer")
+    answer = answer_to("How do I get the length of a gadget?", docs, tmp_path)
     assert answer.strip().startswith("Returns the number of sprockets from end to end of the gadget."), answer
 
 
@@ -1693,7 +1694,7 @@ def test_a_comparison_row_states_a_property_not_a_list_item_or_an_example(tmp_pa
 <p>Bundles are frozen collections, typically used to keep records of mixed fields.</p>
 <h2>Stacks</h2><p>For example, stack('abc') returns a stack of three letters, and stack.pop() takes the last.</p>
 <p>Stacks are mutable collections, typically used to keep items of one kind.</p></div></body></html>"""})
-    answer = section(run("What distinguishes a bundle from a stack?", docs, tmp_path).report, "Answer")
+    answer = answer_to("What distinguishes a bundle from a stack?", docs, tmp_path)
     rows = {ln.split("|")[1].strip(): ln for ln in answer.splitlines() if ln.startswith("| ") and "---" not in ln}
     assert "Bundles are frozen collections" in rows["bundle"], answer
     assert "Stacks are mutable collections" in rows["stack"], answer
