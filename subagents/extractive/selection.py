@@ -25,7 +25,7 @@ from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, api_name, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
-from .terms import Term, TermKind, Weights, covered, extract_terms, mentions, text_forms, weight
+from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
 from .vocabulary import prefers
 from .undocumented import Unstated, derived, spells, unanswered, unmatchable
 
@@ -288,8 +288,8 @@ def named_alike(u: Unit, subject: list[Term], entries: frozenset[str]) -> bool:
         return False
     if _describes_api(u):
         called = api_name(u.api)
-        return called not in entries and any(_bare(t) in entries and _calls(called, t) for t in subject)
-    own = [_bare(t) for t in subject if _bare(t) in entries]
+        return called not in entries and any(called_name(t.text) in entries and _calls(called, t) for t in subject)
+    own = [called_name(t.text) for t in subject if called_name(t.text) in entries]
     if u.term_line and any(_written(name, u.term_line, re.I) for name in own):
         return True
     # a name in another case only ("Repr instances …" for "repr()"): a class, not the function
@@ -303,16 +303,11 @@ def _written(name: str, text: str, flags: int = 0) -> bool:
 def api_forms(signature: str) -> set[str]:
     """The forms of a signature, with its name as a call: "compile(source, filename, mode, flags=0, …)" is too
     long for `text_forms` to read as one ("compile()")."""
+    forms = text_forms(signature)
     called = api_name(signature)
-    return text_forms(signature) | text_forms(f"{called}()") if called and called[-1:].isalnum() else text_forms(signature)
-
-
-_ARGS = re.compile(r"\([^()]*\)$")
-
-
-def _bare(t: Term) -> str:
-    """The name a term calls, as written: "repr" of "repr()", "sorted" of "sorted(x)"."""
-    return _ARGS.sub("", t.text)
+    if called[-1:].isalnum():  # a call's name, not an operator synopsis ("jsonb @> jsonb")
+        forms |= text_forms(f"{called}()")
+    return forms
 
 
 def _calls(called: str, t: Term) -> bool:
@@ -320,13 +315,13 @@ def _calls(called: str, t: Term) -> bool:
     last name ("x.sort()", "sort()"), not by a word sharing its stem ("sorted")."""
     if t.kind is not TermKind.IDENT or not called:
         return False
-    return called.rsplit(".", 1)[-1] == _bare(t).rsplit(".", 1)[-1]
+    return called.rsplit(".", 1)[-1] == called_name(t.text).rsplit(".", 1)[-1]
 
 
 def own_entries(subject: list[Term], ev: Evidence) -> frozenset[str]:
     """The subject's names (as the question writes them, "repr" of "repr()") that a retrieved API signature
     calls exactly: the entry of the thing itself, not of a method or module function named alike."""
-    names = {_bare(t) for t in subject if t.kind is TermKind.IDENT}
+    names = {called_name(t.text) for t in subject if t.kind is TermKind.IDENT}
     if not names:
         return frozenset()
     return frozenset(n for p in ev.passages.values() for u in units_of(p)

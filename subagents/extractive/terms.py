@@ -104,12 +104,17 @@ def _word_forms(word: str) -> set[str]:
     return {stem(w)}
 
 
+def called_name(ident: str) -> str:
+    """An identifier without its call's arguments, as written: "repr" of "repr()", "sorted" of "sorted(x)"."""
+    return _CALL.sub("", ident.strip("`"))
+
+
 def _ident_forms(ident: str) -> set[str]:
     """An identifier whole (a starred keyword keeps its star: `except*` is not the word "except", whose
     stem "exceptions" shares), and a dotted name by its last part."""
     if ident.lower() in WORD_KEYWORDS and (ident.islower() or ident.isupper()):  # "is", "ALL": only as the keyword
         return {keyword_form(ident.lower())}
-    w = _CALL.sub("", ident.lower()).lstrip("@.")
+    w = called_name(ident.lower()).lstrip("@.")
     forms = {w}
     if "." in w and not w[0].isdigit():
         last = w.rsplit(".", 1)[1]

@@ -261,8 +261,9 @@ def _with_term(u: Unit, focus: Focus) -> str:
     if focus.question.answer_type in (AnswerType.WHAT_IS, AnswerType.PURPOSE) and u.term_line \
             and any(mentions(t, text_forms(u.term_line), u.term_line) for t in focus.terms):
         return f"{u.term_line.rstrip(':')}: {u.text}"
-    if focus.question.answer_type is AnswerType.COMPARISON and documents(u, focus.distinct(focus.terms)) \
+    shown = u.api if len(u.api) <= API_SHOWN else f"{api_name(u.api)}()" if api_name(u.api) else ""
+    if focus.question.answer_type is AnswerType.COMPARISON and shown and documents(u, focus.distinct(focus.terms)) \
             and not any(mentions(t, u.forms, u.text) for t in focus.distinct(focus.terms)):
         # what an entity's API entry says it does, quoted with the call it documents: a table row needs its name
-        return f"{u.api if len(u.api) <= API_SHOWN else api_name(u.api) + '()'}: {u.text}"
+        return f"{shown}: {u.text}"
     return u.text
