@@ -234,6 +234,9 @@ def test_answer_type(question: str, kind: AnswerType) -> None:
     # the setting asked about follows the second thing, as it may after "the difference between"
     ("How is a tuple different from a list when used as a dict key?", ["tuple", "list"]),
     ("How does CHAR differ from VARCHAR in storage?", ["CHAR", "VARCHAR"]),
+    # both in one frame: what follows "with" (or "using") in each is compared, the words before it are the setting
+    ("What's the difference between emptying a table with DELETE FROM and with TRUNCATE?", ["DELETE FROM", "TRUNCATE"]),
+    ("What is the difference between sorting with sorted() and using list.sort()?", ["sorted()", "list.sort()"]),
     ("How do I sort and compare lists?", []),  # one thing done two ways: no comparison
     ("How do you open and close a file?", []),
 ])
@@ -463,6 +466,21 @@ def test_a_comparison_row_says_what_its_entity_is_not_a_sentence_naming_both(tmp
     rows = {line.split("|")[1].strip(): line.split("|")[2] for line in answer.splitlines() if line.startswith("| tools.")}
     assert "a thin wrapper that shares the parts of x" in rows["tools.gizmo"], answer
     assert "a thick wrapper that copies every part of x" in rows["tools.gadget"], answer
+
+
+def test_a_comparison_row_quotes_a_command_written_as_the_question_writes_it(tmp_path: Path) -> None:
+    # "zap" in lower case is the English verb, in a sentence with more of the question's words; ZAP is the command
+    docs = write_tree(tmp_path / "docs", {
+        "sql-zap.html": """<html><head><title>ZAP</title></head><body><div role="main"><h1>ZAP</h1>
+<h2>Description</h2><p>ZAP quickly removes all gadgets from a set of shelves.</p></div></body></html>""",
+        "sql-sweep.html": """<html><head><title>SWEEP</title></head><body><div role="main"><h1>SWEEP</h1>
+<h2>Parameters</h2><p>Do not zap empty shelves at the end of an emptied shelf run; they stay empty.</p></div></body></html>""",
+        "sql-wipe.html": """<html><head><title>WIPE</title></head><body><div role="main"><h1>WIPE</h1>
+<h2>Description</h2><p>WIPE removes the gadgets that satisfy a condition from a shelf.</p></div></body></html>"""})
+    answer = answer_to("What's the difference between emptying a shelf with WIPE and with ZAP?", docs, tmp_path)
+    rows = {line.split("|")[1].strip(): line.split("|")[2] for line in answer.splitlines() if line.startswith("| ")}
+    assert "ZAP quickly removes all gadgets" in rows["ZAP"], answer
+    assert "WIPE removes the gadgets" in rows["WIPE"], answer
 
 
 def test_a_comparison_opens_with_the_sentence_that_sets_them_apart(tmp_path: Path) -> None:

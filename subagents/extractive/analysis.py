@@ -100,6 +100,21 @@ def _entity(text: str) -> str:
     return text.strip(" ?.!\"'`,:")
 
 
+_MEANS = ("with", "using", "via", "through", "by")
+
+
+def _shared_frame(a: str, b: str) -> tuple[str, str]:
+    """The compared things when both sit in one frame: "emptying a table with DELETE FROM and with TRUNCATE"
+    compares what follows "with" in each; the words before it (emptying a table) are the setting, not a thing.
+    ("sorting with sorted() and using list.sort()": the two may say it with different words.)"""
+    if b.split() and b.split()[0].lower() in _MEANS:
+        words = a.split()
+        at = max((i for i, w in enumerate(words) if w.lower() in _MEANS), default=-1)
+        if 0 < at < len(words) - 1:
+            return " ".join(words[at + 1:]), b
+    return a, b
+
+
 def _parallel(a: str, b: str, after: str) -> str:
     """The second entity as long as the first when the words after it repeat the first's head ("a LEFT JOIN
     or an INNER JOIN": the pattern took "INNER"; its "JOIN" follows)."""
@@ -119,7 +134,8 @@ def comparison_entities(q: str) -> list[str]:
         if groups.get("list"):
             items = [_entity(x) for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+", groups["list"])]
         else:
-            items = [_entity(groups["a"]), _entity(_parallel(groups["a"], groups["b"], q[m.end("b"):]))]
+            a, b = _shared_frame(groups["a"], groups["b"])
+            items = [_entity(a), _entity(_parallel(a, b, q[m.end("b"):]))]
         items = [i for i in items if i and len(i.split()) <= 5]
         items = [re.sub(r"\s+column$", "", i) for i in items]
         if len(items) >= 2 and all(extract_terms(i) or re.search(r"[=:<>!]", i) or i.lower() in KEYWORDS for i in items):

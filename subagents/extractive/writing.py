@@ -21,7 +21,7 @@ from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms, holds, without_holders
 from .evidence import Evidence, Passage, is_code_block, is_one_line_code, is_signature
 from .selection import _CONTRAST, _NOTE, STRONG_CONTRAST, focus_of, score_all
-from .terms import mentions, text_forms
+from .terms import Term, mentions, text_forms
 
 
 
@@ -207,6 +207,14 @@ def _answer(question: str, found: list[Found], titles: dict[str, str],
     return lines, used
 
 
+def written_as(t: Term, text: str) -> bool:
+    """The text writes the term as the question does, if the question writes it in capitals (a command,
+    "TRUNCATE"); in lower case it may be the English word ("do not truncate empty pages")."""
+    if not (t.text.isupper() and t.text.isalpha() and len(t.text) > 1):
+        return True
+    return re.search(rf"(?<![\w-]){re.escape(t.text)}(?![\w-])", text) is not None
+
+
 def _comparison(entities: list[str], order: list[Found], found: list[Found],
                 reasons: dict[str, str]) -> tuple[list[str], set[int]]:
     used: set[int] = set()
@@ -253,6 +261,7 @@ def _comparison(entities: list[str], order: list[Found], found: list[Found],
                      and len(names(f)) == 1 and f.claim.text not in said]
         # its own subagent's sentence that names it; else another's that names it alone; else its subagent's best
         own = [f for f in mine if e in names(f)] or elsewhere or mine
+        own.sort(key=lambda f: not all(written_as(t, f.claim.text) for t in naming[e]))  # as the question writes it
         if own:
             used.add(id(own[0]))
             said.add(own[0].claim.text)
