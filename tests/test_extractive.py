@@ -115,7 +115,10 @@ def test_identifiers_stay_whole_and_domain_stop_words_count_when_named() -> None
     ("I noticed that sorted() is slow", ["sorted()", "slow"]),
     ("How do I sort a list?", ["sort", "list"]),  # the action asked for
     ("I embed Python in C", ["embed", "Python", "C"]),  # no past tense
-    ("I exceed the recursion limit", ["exceed", "recursion", "limit"])])
+    ("I exceed the recursion limit", ["exceed", "recursion", "limit"]),
+    # a contraction's stem ("shouldn't" splits into "shouldn") and what the asker got are no subject
+    ("Why shouldn't I use the random module?", ["random", "module"]),
+    ("I computed 0.1 + 0.2 and got FALSE", ["0.1", "0.2", "FALSE", "+"])])
 def test_what_the_asker_says_they_did_is_no_term(question: str, terms: list[str]) -> None:
     # "I wrote …" was the subject of "I wrote def add(item, bucket=[]) and items … keep showing up. Why?": the
     # Answer had to be about writing, and no sentence was close enough
@@ -215,6 +218,8 @@ def test_a_clause_of_keywords_no_text_writes_is_not_found(docs: Path, tmp_path: 
     ("What is the recursion limit there for?", AnswerType.PURPOSE),
     ("What is the purpose of __slots__?", AnswerType.PURPOSE),
     ("What are decorators used for?", AnswerType.PURPOSE),
+    # "or" joins what the purpose clause names ("to generate passwords or session tokens"): nothing to compare
+    ("Why shouldn't I use the random module to generate passwords or session tokens?", AnswerType.WHY),
 ])
 def test_answer_type(question: str, kind: AnswerType) -> None:
     assert analyse(question).answer_type is kind

@@ -101,6 +101,7 @@ def _entity(text: str) -> str:
 
 
 _MEANS = ("with", "using", "via", "through", "by")
+_PURPOSE_CLAUSE = re.compile(r"\bto\s+[a-z]{3,}", re.I)
 
 
 def _shared_frame(a: str, b: str) -> tuple[str, str]:
@@ -136,7 +137,9 @@ def comparison_entities(q: str) -> list[str]:
         else:
             a, b = _shared_frame(groups["a"], groups["b"])
             items = [_entity(a), _entity(_parallel(a, b, q[m.end("b"):]))]
-        items = [i for i in items if i and len(i.split()) <= 5]
+        # "use the random module to generate passwords or session tokens": "or" joins what the purpose clause
+        # names, no alternatives to compare
+        items = [i for i in items if i and len(i.split()) <= 5 and not _PURPOSE_CLAUSE.search(i)]
         items = [re.sub(r"\s+column$", "", i) for i in items]
         if len(items) >= 2 and all(extract_terms(i) or re.search(r"[=:<>!]", i) or i.lower() in KEYWORDS for i in items):
             return items

@@ -41,6 +41,7 @@ correct proper properly good simple simplest quick quickly right typically
 differ differs different difference differences compared comparing versus
 should would could can might must may does did do done make makes made let lets keep keeps
 instead also still even though every time times fine okay ok see idea doesn don isn didn won aren wasn
+shouldn wouldn couldn mustn needn hasn haven hadn weren mightn got
 """.split()) - {"type", "types", "sort", "standard"}
 # English stop words, less those that are names in programming documentation ("list")
 STOP = (STOPWORDS - {"list"}) | FILLER
