@@ -278,6 +278,8 @@ def main() -> int:
                     help="one line per question (not for holdouts: a held-out question is only counted)")
     args = ap.parse_args()
 
+    from lead_agent.api import open_encoder
+    from lead_agent.settings import resolve_embedding
     from subagents.corpus import Corpus
     from subagents.corpus.index import default_cache_dir
 
@@ -295,8 +297,14 @@ def main() -> int:
                 print(f"{name}: corpus not found at {root}: skipped")
                 continue
             t0 = time.perf_counter()
+            # once with the runs' encoder: a fresh index embeds its passages here, not inside the first timed run;
+            # the baseline then searches by words alone
+            warm = Corpus.open([Path(root)], cache_dir=cache, encoder=open_encoder(resolve_embedding(None)))
+            embedded = sum(len(ix.vectors.matrix().keys) for ix in warm.indexes) if warm.encoder else 0
+            warm.close()
             corpus = Corpus.open([Path(root)], cache_dir=cache)
-            print(f"{name}: index ready in {time.perf_counter() - t0:.1f}s ({corpus.passage_count()} passages)")
+            print(f"{name}: index ready in {time.perf_counter() - t0:.1f}s ({corpus.passage_count()} passages, "
+                  f"{embedded} embedded)")
             qs = load(path, args.split, args.limit)
             held_out = path.stem.endswith("_holdout")
             method, base = [], []
