@@ -300,7 +300,7 @@ def main() -> int:
             # once with the runs' encoder: a fresh index embeds its passages here, not inside the first timed run;
             # the baseline then searches by words alone
             warm = Corpus.open([Path(root)], cache_dir=cache, encoder=open_encoder(resolve_embedding(None)))
-            embedded = sum(len(ix.vectors.matrix().keys) for ix in warm.indexes) if warm.encoder else 0
+            embedded = sum(st.vectors or 0 for st in warm.stats.values())  # what the update left with a vector
             warm.close()
             corpus = Corpus.open([Path(root)], cache_dir=cache)
             print(f"{name}: index ready in {time.perf_counter() - t0:.1f}s ({corpus.passage_count()} passages, "

@@ -108,7 +108,8 @@ def _shared_frame(a: str, b: str) -> tuple[str, str]:
     """The compared things when both sit in one frame: "emptying a table with DELETE FROM and with TRUNCATE"
     compares what follows "with" in each; the words before it (emptying a table) are the setting, not a thing.
     ("sorting with sorted() and using list.sort()": the two may say it with different words.)"""
-    if b.split() and b.split()[0].lower() in _MEANS:
+    first = b.split(maxsplit=1)[0].lower() if b.strip() else ""
+    if first in _MEANS:
         words = a.split()
         at = max((i for i, w in enumerate(words) if w.lower() in _MEANS), default=-1)
         if 0 < at < len(words) - 1:
