@@ -16,7 +16,7 @@ from subagents.extractive.analysis import AnswerType, analyse
 from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
 from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, text_forms
 from subagents.extractive.undocumented import Release, persons, rankings, releases
-from subagents.model import Message, ModelRequest, TextBlock
+from subagents.model import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 from subagents.models.extractive import ExtractiveModel
 from subagents.runs import read_run
 
@@ -1721,3 +1721,38 @@ def test_a_comparison_row_states_a_property_not_a_list_item_or_an_example(tmp_pa
     rows = {ln.split("|")[1].strip(): ln for ln in answer.splitlines() if ln.startswith("| ") and "---" not in ln}
     assert "Bundles are frozen collections" in rows["bundle"], answer
     assert "Stacks are mutable collections" in rows["stack"], answer
+
+
+# ---------------------------------------------------------------- what a subagent reads, through the model seam
+
+def _hit(page: str, title: str, heading: str, text: str, semantic: float) -> dict:
+    return {"source_id": f"{page}#0", "passage_id": f"{page}#0", "title": title, "heading": heading,
+            "snippet": text, "semantic": semantic}
+
+
+async def _reads(question: str, searches: list[tuple[str, list[dict]]]) -> list[str]:
+    """The passages a subagent asks to read after the given searches (query, results), in order; the first
+    query is the delegation's, the next ones its own (feedback)."""
+    from subagents.tools import untrusted
+
+    d = Delegation(objective=question, tools=["search_corpus", "read_passage"], queries=[searches[0][0]])
+    ctx = RequestContext(role=AgentRole.SUBAGENT, agent_id="r1-sub1", delegation=d,
+                         allowed_tools=("search_corpus", "read_passage", "submit_findings"))
+    msgs = [Message("user", [TextBlock("task")])]
+    for i, (query, hits) in enumerate(searches):
+        use = ToolUseBlock(f"t{i}", "search_corpus", {"query": query, "k": 10})
+        msgs += [Message("assistant", [use]),
+                 Message("user", [ToolResultBlock(use.id, untrusted("search_corpus", {"query": query, "results": hits}))])]
+    resp = await ExtractiveModel().complete(ModelRequest(system="", messages=msgs, context=ctx))
+    return [u.input["passage_id"] for u in resp.tool_uses() if u.name == "read_passage"]
+
+
+async def test_closeness_in_meaning_is_to_what_was_asked_not_to_the_feedback_query() -> None:
+    """The feedback query is made of the words the best results share, so those results are close to it in meaning;
+    the page closest to the question's own query is read all the same."""
+    guides = [_hit(f"guide{i}.html", f"Batch loading, part {i}", "Running zap", "Run zap after the batch.", 0.3)
+              for i in range(8)]
+    own = _hit("ref.html", "Reference", "Running zap", "Run zap to empty every ledger.", 0.7)
+    fed = [dict(g, semantic=0.8) for g in guides]
+    reads = await _reads("What does zap do?", [("zap", guides[:1] + [own] + guides[1:]), ("zap batch run", fed)])
+    assert len(reads) == MAX_READS and "ref.html#0" in reads, reads

@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from ..model import ToolResultBlock, ToolUseBlock
 from .terms import STOP, Weights, text_forms
@@ -327,8 +327,9 @@ def _add(ev: Evidence, p: Passage) -> None:
         have.semantic = _best(have.semantic, p.semantic)
 
 
-def _search(ev: Evidence, use: ToolUseBlock, data: dict[str, Any], fused: dict[str, float]) -> None:
-    """A search's results (and the index entries it listed: one more ranked list), with its term statistics."""
+def _search(ev: Evidence, use: ToolUseBlock, data: dict[str, Any], fused: dict[str, float], meant: bool) -> None:
+    """A search's results (and the index entries it listed: one more ranked list), with its term statistics;
+    their closeness in meaning counts only when `meant` (the query says what was asked)."""
     ev.queries.append(str(use.input.get("query", "")))
     stats = data.get("corpus") or {}
     if isinstance(stats, dict) and isinstance(stats.get("term_passages"), dict):
@@ -344,7 +345,7 @@ def _search(ev: Evidence, use: ToolUseBlock, data: dict[str, Any], fused: dict[s
             _add(ev, Passage(sid, r.get("title", ""), r.get("heading", ""), r.get("snippet") or r.get("text", ""),
                              False, 0.0, r.get("passage_id", ""), r.get("url", ""),
                              aliases=[r["entry"]] if r.get("entry") else [],
-                             semantic=float(sem) if isinstance(sem, (int, float)) else None))
+                             semantic=float(sem) if meant and isinstance(sem, (int, float)) else None))
 
 
 def _read(ev: Evidence, data: dict[str, Any]) -> None:
@@ -364,16 +365,19 @@ def _read(ev: Evidence, data: dict[str, Any]) -> None:
                                  True, 0.0, url=data.get("url", "")))
 
 
-def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]]) -> Evidence:
+def gather(calls: Iterable[tuple[ToolUseBlock, ToolResultBlock | None]],
+           asked: Collection[str] | None = None) -> Evidence:
     """Every passage the agent's tools returned (search snippets, full reads and their
     neighbours), with a fused rank per passage and per page, plus the corpus term statistics the
-    searches reported."""
+    searches reported. Given `asked`, a passage's closeness in meaning is to those queries alone: a
+    query made of the words the best results share (feedback) finds more, but is by construction close
+    to those results, and would count them as close to the question."""
     ev = Evidence()
     fused: dict[str, float] = {}
     for use, res in calls:
         data = material(res.content) if res is not None and not res.is_error else None
         if isinstance(data, dict) and "results" in data:
-            _search(ev, use, data, fused)
+            _search(ev, use, data, fused, asked is None or use.input.get("query") in asked)
         elif isinstance(data, dict):
             _read(ev, data)
     by_page: dict[str, list[float]] = {}

@@ -150,13 +150,13 @@ class ExtractiveModel:
                 pairs = [(t, q) for q in extra for t in search_tools][: budget - used - 1]
                 return _calls(n, [(t, {"query": q, "k": SEARCH_K}) for t, q in pairs])
         if not ctx.wrap_up and searches and not reads and used < budget:
-            found = gather(searches)
+            found = gather(searches, asked=queries)
             each = [self._pick_reads(f, found, allowed, MAX_READS) for f, _ in split] if split \
                 else [self._pick_reads(focus, found, allowed, MAX_READS)]
             picks = list(dict.fromkeys(p for group in itertools.zip_longest(*each) for p in group if p is not None))
             if picks:
                 return _calls(n, [(tool, {arg: value}) for tool, arg, value in picks[: budget - used]])
-        ev = gather(searches + reads)
+        ev = gather(searches + reads, asked=queries)
         if not any(r is not None and not r.is_error for _, r in searches + reads):
             # no tool call succeeded: say why, not that the documents lack the answer
             return _calls(n, [(SUBMIT_FINDINGS, _nothing_retrieved(searches + reads))])
