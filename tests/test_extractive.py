@@ -1747,6 +1747,16 @@ async def _reads(question: str, searches: list[tuple[str, list[dict]]]) -> list[
     return [u.input["passage_id"] for u in resp.tool_uses() if u.name == "read_passage"]
 
 
+async def test_a_page_whose_title_opens_with_the_subject_is_read_before_pages_that_use_it() -> None:
+    """Eight guides use zap under headings that name it and come first in the search; the page titled "zap" is
+    the subject's own and is read though it comes ninth (a subagent reads six)."""
+    guides = [_hit(f"guide{i}.html", f"Batch loading, part {i}", "Running zap", "Run zap after the batch.", 0.5)
+              for i in range(8)]
+    own = _hit("zap.html", "zap — empty the ledgers", "", "Run zap to empty every ledger.", 0.5)
+    reads = await _reads("What does zap do?", [("zap", guides + [own]), ("zap ledgers", [])])
+    assert len(reads) == MAX_READS and "zap.html#0" in reads, reads
+
+
 async def test_closeness_in_meaning_is_to_what_was_asked_not_to_the_feedback_query() -> None:
     """The feedback query is made of the words the best results share, so those results are close to it in meaning;
     the page closest to the question's own query is read all the same."""

@@ -5,7 +5,9 @@ over all queries) and per page (how many of a page's passages came, and how high
 several queries and several of its passages point to is about the question, not a page that
 mentions a word once). Candidates are then reranked by how much of the objective their title,
 headings and snippet cover (weighted by the corpus's term statistics), with a bonus when the title
-or headings name the subject, and the best are read, a page's further passages counting less than its first.
+or headings name the subject (a larger one when the title opens with its name: the subject's own page,
+"random — Generate pseudo-random numbers", "TRUNCATE"), and the best are read, a page's further passages
+counting less than its first.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from .terms import STOP, Term, mentions, stem, text_forms, weight
 
 CLOSE_BONUS = 1.0  # the passage closest in meaning to the objective counts (1 + this) times (dev split: 2 no better)
 SECOND_READ = 0.5  # a page already read: its next passage's score is weighed by this, per read
+TITLE_BONUS = 0.5  # a page whose title opens with the subject's name counts (1 + this) times
+_FIRST_WORD = re.compile(r"\s*([A-Za-z_][\w.]*)")
 
 
 @dataclass
@@ -30,6 +34,12 @@ class Candidate:
 def _share(terms: list[tuple[Term, float]], forms: set[str], raw: str) -> float:
     total = sum(w for _, w in terms) or 1.0
     return sum(w for t, w in terms if mentions(t, forms, raw)) / total
+
+
+def _titled(title: str, term: Term) -> bool:
+    """Whether a page's title opens with the term's name: the page is the term's own."""
+    m = _FIRST_WORD.match(title)
+    return bool(m) and mentions(term, text_forms(m.group(1)), m.group(1))
 
 
 def rank_candidates(focus: Focus, ev: Evidence) -> list[Candidate]:
@@ -46,8 +56,10 @@ def rank_candidates(focus: Focus, ev: Evidence) -> list[Candidate]:
         raw = f"{p.context} {p.text}"
         cover = _share(terms, text_forms(raw), raw)
         named = _share(subject, text_forms(p.context), p.context) if subject else 0.0
+        titled = any(_titled(p.title, t) for t, _ in subject)
         prior = 0.5 * p.rank / top_rank + 0.5 * support.get(page_of(p), 0.0) / top_page
-        out.append(Candidate(p, prior * (0.4 + cover) * (1 + 0.6 * named) * (1 + CLOSE_BONUS * ev.closeness(p))))
+        out.append(Candidate(p, prior * (0.4 + cover) * (1 + 0.6 * named) * (1 + TITLE_BONUS * titled)
+                             * (1 + CLOSE_BONUS * ev.closeness(p))))
     out.sort(key=lambda c: -c.score)
     return out
 
