@@ -1381,6 +1381,32 @@ def test_an_operator_asked_about_is_found_through_the_documentation_index(docs: 
     assert "raised to the power" in section(power.report, "Answer"), power.report
 
 
+
+def test_a_keyword_that_is_a_stop_word_compared_by_name_is_found_through_the_documentation_index(
+        docs: Path, tmp_path: Path) -> None:
+    """"is" of "== and is" has no word a search keeps: the index lists it ("is — operator") and leads to the section
+    saying what it does; its subagent searches the keyword itself, not its objective's notes."""
+    (docs / "reference").mkdir()
+    (docs / "reference" / "ops.html").write_text(
+        "<html><head><title>Comparisons</title></head><body><div role='main'><h1>Comparisons</h1>"
+        "<h2>Value comparisons</h2><p>The == operator compares the values of two gadgets.</p>"
+        "<hr id='index-7'/><h2>Sameness</h2>"
+        "<p>The operators is and is not test whether two names refer to the very same gadget.</p>"
+        "</div></body></html>")
+    entries = sorted([(f"gizmo_{i:02d}() (in module gizmos)", f"library/widgets.html#g{i}") for i in range(34)],
+                     key=lambda e: e[0])
+    items = ('<li>is<ul><li><a href="reference/ops.html#index-7">operator</a></li></ul></li>'
+             + "".join(f'<li><a href="{href}">{term}</a></li>' for term, href in entries))
+    (docs / "genindex.html").write_text(INDEX_PAGE.format(items=items))
+    result = run("What is the difference between == and is?", docs, tmp_path)
+    rows = {ln.split("|")[1].strip(): ln for ln in section(result.report, "Answer").splitlines() if ln.startswith("| ")}
+    assert "refer to the very same gadget" in rows["is"], result.report
+    assert "Nothing was retrieved" not in result.report  # the search for "is" itself found it, not a later round
+    trace = read_run(result.run_dir).trace
+    queries = [r.event.input["query"] for a in trace.ordered_agents() if a.delegation is not None for r in a.records
+               if getattr(r.event, "kind", "") == "tool_call" and r.event.name == "search_corpus"]
+    assert "is" in queries and not any("compared with" in q for q in queries), queries
+
 def test_a_page_title_above_a_sentence_is_no_term_it_defines(docs: Path, tmp_path: Path) -> None:
     """faq.txt opens with its title, "Gadgets and widgets": the sentence after it is no definition of that
     title (no glossary bonus, no "Gadgets and widgets:" in front of the quote)."""

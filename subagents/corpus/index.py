@@ -45,7 +45,7 @@ from ..text import has_operator, operators_in
 from .query import Match, name_parts, to_fts_query
 from .records import CorpusError, IndexHit, IndexStage, IndexStats, NoSearchableWords, Passage, PassageNotFound, PassageRead
 from .scan import Binary, Candidate, ScanOptions, Undecodable, extract, is_inside, scan_root
-from .thesaurus import COMMON_SHARE, IndexEntry, defines, entry_score, stems, words_of
+from .thesaurus import COMMON_SHARE, IndexEntry, defines, entry_score, keyword_alone, stems, words_of
 from .embedding import TextEncoder
 from .vectors import DDL as VECTORS_DDL, VectorStore, bump_generation
 
@@ -667,7 +667,7 @@ class CorpusIndex:
         passage its link points to — the anchored section, else the page's passage best matching the
         query. Empty when the corpus has no index page."""
         words = words_of(query)  # stem -> word as written
-        symbols = operators_in(query)
+        symbols = operators_in(query) or ([] if words else keyword_alone(query))
         if symbols:
             return self._symbol_lookup(symbols, words, k)
         if not words:
@@ -701,8 +701,9 @@ class CorpusIndex:
         return hits
 
     def _symbol_lookup(self, symbols: list[str], words: dict[str, str], k: int) -> list[IndexHit]:
-        """Entries for operators the query names (":=", "**", "->"): the index lists them by symbol
-        (":= (colon equals)", "** in function calls"); those sharing more of the query's words first."""
+        """Entries for operators the query names (":=", "**", "->"), or for a keyword that is a stop word
+        asked about alone ("is"): the index lists them as written (":= (colon equals)", "** in function
+        calls", "is operator"); those sharing more of the query's words first."""
         rows: list[tuple[str, str, str]] = []
         with self._lock:
             for sym in symbols:  # the symbol as the entry, heading it ("** in function calls") or under a word ("operator **")

@@ -214,6 +214,13 @@ def words_of(text: str) -> dict[str, str]:
     return out
 
 
+def keyword_alone(query: str) -> list[str]:
+    """A query that is one stop word and nothing else ("is", "with"): a keyword asked about by name, to
+    look up as written; [] otherwise."""
+    word = query.strip().strip("`").lower()
+    return [word] if word.isalpha() and word in STOPWORDS else []
+
+
 def stems(text: str) -> list[str]:
     return list(words_of(text))
 

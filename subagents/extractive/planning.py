@@ -93,7 +93,7 @@ def comparison_tasks(question: str, q: Question) -> list[Task]:
     for e, terms in ent_terms.items():
         others = [o for o in q.entities if o != e]
         queries = _distinct_queries(words_of(terms + context), words_of(terms) + " " + words_of(context[:1]),
-                                    words_of(terms))
+                                    words_of(terms)) or [e]  # a keyword compared by name ("is"): as written
         if not tasks and not nested:  # the first entity's subagent also looks for the sentence setting them apart
             queries += _distinct_queries(" ".join([words_of(terms)] + [words_of(ent_terms[o]) for o in others]))
         tasks.append(Task(note(e, compared_with=", ".join(others), part_of=question), queries,
