@@ -1357,6 +1357,13 @@ def test_a_prefixed_form_of_a_word_the_documents_use_is_no_unknown_word(docs: Pa
     assert "never use the word gizmofluxes" in report, report
 
 
+def _index_with(docs: Path, items: str) -> None:
+    """A documentation index page listing `items` (HTML list items) among 34 entries for other things."""
+    entries = sorted((f"gizmo_{i:02d}() (in module gizmos)", f"library/widgets.html#g{i}") for i in range(34))
+    filler = "".join(f'<li><a href="{href}">{term}</a></li>' for term, href in entries)
+    (docs / "genindex.html").write_text(INDEX_PAGE.format(items=items + filler))
+
+
 def test_an_operator_asked_about_is_found_through_the_documentation_index(docs: Path, tmp_path: Path) -> None:
     """"What does := do?" has no word to search; the documentation's index lists the operator (":= (colon
     equals)", and "**" heading its uses) and leads to the section that explains it in words."""
@@ -1368,18 +1375,13 @@ def test_an_operator_asked_about_is_found_through_the_documentation_index(docs: 
         "<hr id='index-2'/><h2>The raising operation</h2>"
         "<p>The raising operation gives its left operand raised to the power of its right operand.</p>"
         "</div></body></html>")
-    entries = sorted([(f"gizmo_{i:02d}() (in module gizmos)", f"library/widgets.html#g{i}") for i in range(34)],
-                     key=lambda e: e[0])
-    items = ('<li><a href="reference/ops.html#index-1">:= (colon equals)</a></li>'
-             '<li>**<ul><li><a href="reference/ops.html#index-2">operator</a></li></ul></li>'
-             + "".join(f'<li><a href="{href}">{term}</a></li>' for term, href in entries))
-    (docs / "genindex.html").write_text(INDEX_PAGE.format(items=items))
+    _index_with(docs, '<li><a href="reference/ops.html#index-1">:= (colon equals)</a></li>'
+                      '<li>**<ul><li><a href="reference/ops.html#index-2">operator</a></li></ul></li>')
     walrus = run("What does := do?", docs, tmp_path / "a")
     assert walrus.manifest["status"] == "completed", walrus.report
     assert "binds a value to a name" in section(walrus.report, "Answer"), walrus.report
     power = run("What does ** do?", docs, tmp_path / "b")
     assert "raised to the power" in section(power.report, "Answer"), power.report
-
 
 
 def test_a_keyword_that_is_a_stop_word_compared_by_name_is_found_through_the_documentation_index(
@@ -1393,11 +1395,7 @@ def test_a_keyword_that_is_a_stop_word_compared_by_name_is_found_through_the_doc
         "<hr id='index-7'/><h2>Sameness</h2>"
         "<p>The operators is and is not test whether two names refer to the very same gadget.</p>"
         "</div></body></html>")
-    entries = sorted([(f"gizmo_{i:02d}() (in module gizmos)", f"library/widgets.html#g{i}") for i in range(34)],
-                     key=lambda e: e[0])
-    items = ('<li>is<ul><li><a href="reference/ops.html#index-7">operator</a></li></ul></li>'
-             + "".join(f'<li><a href="{href}">{term}</a></li>' for term, href in entries))
-    (docs / "genindex.html").write_text(INDEX_PAGE.format(items=items))
+    _index_with(docs, '<li>is<ul><li><a href="reference/ops.html#index-7">operator</a></li></ul></li>')
     result = run("What is the difference between == and is?", docs, tmp_path)
     rows = {ln.split("|")[1].strip(): ln for ln in section(result.report, "Answer").splitlines() if ln.startswith("| ")}
     assert "refer to the very same gadget" in rows["is"], result.report
