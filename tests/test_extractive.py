@@ -239,6 +239,9 @@ def test_answer_type(question: str, kind: AnswerType) -> None:
     # the setting asked about follows the second thing, as it may after "the difference between"
     ("How is a tuple different from a list when used as a dict key?", ["tuple", "list"]),
     ("How does CHAR differ from VARCHAR in storage?", ["CHAR", "VARCHAR"]),
+    ("is vs == in Python: when do I use which?", ["is", "=="]),  # and after "vs", in lower case
+    ("list vs tuple for storing coordinates?", ["list", "tuple"]),
+    ("EXISTS vs NOT IN", ["EXISTS", "NOT IN"]),  # a keyword in capitals is a thing
     # both in one frame: what follows "with" (or "using") in each is compared, the words before it are the setting
     ("What's the difference between emptying a table with DELETE FROM and with TRUNCATE?", ["DELETE FROM", "TRUNCATE"]),
     ("What is the difference between sorting with sorted() and using list.sort()?", ["sorted()", "list.sort()"]),

@@ -72,7 +72,8 @@ _COMPARE = [
     re.compile(r"^(?:is|are)\s+(?P<a>.+?)\s+(?:the\s+same\s+(?:thing\s+)?as|equivalent\s+to)\s+(?P<b>.+?)$", re.I),
     re.compile(r"^(?:is|are)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+(?:the\s+same|equivalent)\b", re.I),
     re.compile(r"\b(?:should\s+i\s+use|use)\s+(?:an?\s+)?(?P<a>[\w.()\[\]]+)\s+and\s+when\s+(?:an?\s+)?(?P<b>[\w.()\[\]]+)", re.I),
-    re.compile(r"^(?P<a>[^:?]+?)\s+(?:vs\.?|versus)\s+(?P<b>[^:?]+?)(?:[:?].*)?$", re.I),
+    re.compile(r"^(?P<a>[^:?]+?)\s+(?:vs\.?|versus)\s+(?P<b>[^:?]+?)(?-i:\s+(?:when|if|in|for|within|inside|under)\b[^:?]*)?"
+               r"(?:[:?].*)?$", re.I),  # "is vs == in Python": the setting (in lower case: "EXISTS vs NOT IN")
     re.compile(r"\b(?:call|use|store\s+\w+(?:\s+\w+)?\s+in)\s+(?:an?\s+)?(?P<a>[\w.()\[\]' ]+?)\s+or\s+(?:an?\s+)?"
                r"(?P<b>[\w.()\[\]']+(?:\s+column)?)", re.I),
     re.compile(r"^(?P<a>[^:?,]+?)\s+or\s+(?P<b>[^:?,]+?)\s*[:?]", re.I),
