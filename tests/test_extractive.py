@@ -959,6 +959,24 @@ def test_an_english_word_naming_the_package_of_an_api_the_documents_mention_in_p
         assert "clonetree() function copies a widget" in section(report, "Answer"), report
 
 
+
+def test_a_package_named_with_a_number_the_documents_link_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # letters then digits name a package ("ggplot2"); one note links it in passing: "plotkit2 (https://…)" is a
+    # link, no call with its arguments (an entry of the documentation)
+    _mentioned_once(docs, "Widgets can also be drawn with the plotkit2 (https://example.org/plotkit2) package.")
+    _not_found_for_a_name_in_passing("How do I copy a widget with its children in plotkit2?", "plotkit2", docs, tmp_path)
+
+
+def test_a_name_qualified_by_its_package_is_documented_by_its_own_name_unless_the_package_is_unknown(
+        docs: Path, tmp_path: Path) -> None:
+    """"widgets::clone()" (R's and C++'s "::") is the clone() the widgets module documents; "tiger::clone" is a
+    clone of a package no passage names, whatever the documents say of their own clone()."""
+    _notes(docs, 1000)
+    answer = answer_to("What does widgets::clone() do?", docs, tmp_path)
+    assert answer.strip().startswith("Return a copy of the widget"), answer
+    report = run("How do I copy a widget together with all its children and their state using tiger::clone?", docs, tmp_path / "no").report
+    assert "do not answer this question" in section(report, "Answer") and "tiger::clone" in report, report
+
 def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "Homebrew", "Snowflake", "Oracle": English words, but capitalised in the question they name a product; one
     # note mentions Homebrew in passing, no title or heading does (Widget, the other name, is documented)

@@ -27,7 +27,7 @@ def stem(word: str) -> str:
     return stem_word(word.lower())
 
 # A question's tokens: quoted code, identifiers (dotted, dunder, with a call), numbers, operators.
-TOKEN = re.compile(r"`[^`]+`|[^\W\d_]+(?:-[^\W_]+)+|\.?@?_*[^\W\d_][\w]*(?:\.[^\W\d]\w*)*(?:\([^()\s]{0,12}(?: [^()\s]{1,12})?\)|\[[^\]\s]{0,20}\])?\*?"
+TOKEN = re.compile(r"`[^`]+`|[^\W\d_][\w.]*::[^\W\d_]\w*(?:\(\))?|[^\W\d_]+(?:-[^\W_]+)+|\.?@?_*[^\W\d_][\w]*(?:\.[^\W\d]\w*)*(?:\([^()\s]{0,12}(?: [^()\s]{1,12})?\)|\[[^\]\s]{0,20}\])?\*?"
                    r"|\d+(?:\.\d+)*|:=|==|!=|\+=|//|\*\*|->")
 _CALL = re.compile(r"\([^()]*\)$|\[[^\]]*\]$")
 _WORDISH = re.compile(r"[^\W\d_]+")
@@ -112,13 +112,13 @@ def called_name(ident: str) -> str:
 
 def _ident_forms(ident: str) -> set[str]:
     """An identifier whole (a starred keyword keeps its star: `except*` is not the word "except", whose
-    stem "exceptions" shares), and a dotted name by its last part."""
+    stem "exceptions" shares), and a dotted name (or one qualified by "::") by its last part."""
     if ident.lower() in WORD_KEYWORDS and (ident.islower() or ident.isupper()):  # "is", "ALL": only as the keyword
         return {keyword_form(ident.lower())}
     w = called_name(ident.lower()).lstrip("@.")
     forms = {w}
-    if "." in w and not w[0].isdigit():
-        last = w.rsplit(".", 1)[1]
+    if ("." in w or "::" in w) and not w[0].isdigit():  # (R's and C++'s "tools::file_ext" as Python's "os.path")
+        last = re.split(r"\.|::", w)[-1]
         if len(last) > 2:
             forms.add(last)
     return forms
@@ -169,9 +169,12 @@ def _hyphen_forms(tok: str) -> set[str]:
     return forms
 
 
+_LETTERS_DIGITS = re.compile(r"[a-z]{2,}\d+")  # a package or function named with a number: ggplot2, log10, md5
+
+
 def _is_ident(tok: str) -> bool:
-    return (tok.startswith(".") or "_" in tok or tok.endswith((")", "]", "*")) or tok.startswith("@")
-            or ("." in tok and not tok[0].isdigit() and not tok.endswith(".")))
+    return (tok.startswith(".") or "_" in tok or "::" in tok or tok.endswith((")", "]", "*")) or tok.startswith("@")
+            or ("." in tok and not tok[0].isdigit() and not tok.endswith(".")) or bool(_LETTERS_DIGITS.fullmatch(tok)))
 
 
 def _kind(tok: str, first: bool) -> TermKind:

@@ -238,9 +238,9 @@ def unknown_words(focus: Focus, weights: Weights, raw: str = "") -> list[Term]:
 
 
 def _foreign_package(term: Term, weights: Weights) -> bool:
-    if term.kind is not TermKind.IDENT or "." not in term.text.strip(".") or term.text[0].isdigit():
+    if term.kind is not TermKind.IDENT or not re.search(r"\.|::", term.text.strip(".")) or term.text[0].isdigit():
         return False
-    root = term.text.strip(".@").split(".", 1)[0].lower()
+    root = re.split(r"\.|::", term.text.strip(".@"), maxsplit=1)[0].lower()
     return weights.df.get(root) == 0
 
 
@@ -253,7 +253,7 @@ def api_entry(term: Term, raw: str) -> bool:
         return bool(re.search(rf"(?<![\w.]){re.escape(squashed)}\s*\(", raw, re.I))
     name = _CALL_TAIL.sub("", term.text.strip("`@"))
     return term.kind is TermKind.IDENT and bool(name) and bool(
-        re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", raw))
+        re.search(rf"(?<![\w.]){re.escape(name)}\s*\((?!\s*(?:https?|ftp)://)", raw))  # "ggplot2 (https://…)": a link
 
 
 _CALL_TAIL = re.compile(r"\(.*\)$")
