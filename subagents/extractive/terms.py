@@ -26,7 +26,7 @@ def stem(word: str) -> str:
     """The Snowball (Porter 2) English stem: "raised", "raises", "raise" all give "rais"."""
     return stem_word(word.lower())
 
-# A question's tokens: quoted code, identifiers (dotted, dunder, with a call), numbers, operators.
+# A question's tokens: quoted code, identifiers (dotted, dunder, qualified by "::", with a call), numbers, operators.
 TOKEN = re.compile(r"`[^`]+`|[^\W\d_][\w.]*::[^\W\d_]\w*(?:\(\))?|[^\W\d_]+(?:-[^\W_]+)+|\.?@?_*[^\W\d_][\w]*(?:\.[^\W\d]\w*)*(?:\([^()\s]{0,12}(?: [^()\s]{1,12})?\)|\[[^\]\s]{0,20}\])?\*?"
                    r"|\d+(?:\.\d+)*|:=|==|!=|\+=|//|\*\*|->")
 _CALL = re.compile(r"\([^()]*\)$|\[[^\]]*\]$")
@@ -110,6 +110,14 @@ def called_name(ident: str) -> str:
     return _CALL.sub("", ident.strip("`"))
 
 
+_QUALIFIED = re.compile(r"\.|::")
+
+
+def qualified_parts(ident: str) -> list[str]:
+    """An identifier's parts: "os.path.join" -> os, path, join; R's and C++'s "tools::file_ext" -> tools, file_ext."""
+    return _QUALIFIED.split(ident)
+
+
 def _ident_forms(ident: str) -> set[str]:
     """An identifier whole (a starred keyword keeps its star: `except*` is not the word "except", whose
     stem "exceptions" shares), and a dotted name (or one qualified by "::") by its last part."""
@@ -117,8 +125,9 @@ def _ident_forms(ident: str) -> set[str]:
         return {keyword_form(ident.lower())}
     w = called_name(ident.lower()).lstrip("@.")
     forms = {w}
-    if ("." in w or "::" in w) and not w[0].isdigit():  # (R's and C++'s "tools::file_ext" as Python's "os.path")
-        last = re.split(r"\.|::", w)[-1]
+    parts = qualified_parts(w)
+    if len(parts) > 1 and not w[0].isdigit():
+        last = parts[-1]
         if len(last) > 2:
             forms.add(last)
     return forms

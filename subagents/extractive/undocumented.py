@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .evidence import Evidence, units_of
-from .terms import STOP, Term, TermKind, Weights, make_term, mentions, text_forms
+from .terms import STOP, Term, TermKind, Weights, make_term, mentions, qualified_parts, text_forms
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -238,9 +238,10 @@ def unknown_words(focus: Focus, weights: Weights, raw: str = "") -> list[Term]:
 
 
 def _foreign_package(term: Term, weights: Weights) -> bool:
-    if term.kind is not TermKind.IDENT or not re.search(r"\.|::", term.text.strip(".")) or term.text[0].isdigit():
+    parts = qualified_parts(term.text.strip(".@"))
+    if term.kind is not TermKind.IDENT or len(parts) < 2 or term.text[0].isdigit():
         return False
-    root = re.split(r"\.|::", term.text.strip(".@"), maxsplit=1)[0].lower()
+    root = parts[0].lower()
     return weights.df.get(root) == 0
 
 
