@@ -1426,6 +1426,19 @@ def test_a_keyword_that_is_a_stop_word_compared_by_name_is_found_through_the_doc
                if getattr(r.event, "kind", "") == "tool_call" and r.event.name == "search_corpus"]
     assert "is" in queries and not any("compared with" in q for q in queries), queries
 
+
+def test_a_keyword_compared_by_name_is_also_searched_in_its_question_where_no_index_lists_it(
+        docs: Path, tmp_path: Path) -> None:
+    """Without an index page "if" alone has nothing to search: its subagent also searches the question without the
+    other thing, whose words and meaning find the statement."""
+    (docs / "control.md").write_text(
+        "# Control flow\n\n## Conditional execution\n\nThe if statement runs its body only when its condition holds.\n\n"
+        "## Choosing values\n\nThe choose() function picks, for every element of a vector, one of two values.\n")
+    result = run("What is the difference between choose() and if?", docs, tmp_path)  # "if" second: no joint query
+    rows = {ln.split("|")[1].strip(): ln for ln in section(result.report, "Answer").splitlines() if ln.startswith("| ")}
+    assert "runs its body only when its condition holds" in rows["if"], result.report
+    assert "Nothing was retrieved" not in result.report  # found by its own subagent, not a later round
+
 def test_a_page_title_above_a_sentence_is_no_term_it_defines(docs: Path, tmp_path: Path) -> None:
     """faq.txt opens with its title, "Gadgets and widgets": the sentence after it is no definition of that
     title (no glossary bonus, no "Gadgets and widgets:" in front of the quote)."""

@@ -83,6 +83,12 @@ def single_queries(q: Question) -> list[str]:
                              words_of(words[len(words) // 2:] + named[:1]) if len(words) > 3 else "")
 
 
+def _without(question: str, things: list[str]) -> str:
+    for t in things:
+        question = re.sub(rf"(?<!\w){re.escape(t)}(?!\w)", " ", question)
+    return " ".join(question.rstrip("?").split())
+
+
 def comparison_tasks(question: str, q: Question) -> list[Task]:
     ent_terms = {e: entity_terms(e) for e in q.entities}
     all_ent = {t for ts in ent_terms.values() for t in ts}
@@ -93,7 +99,8 @@ def comparison_tasks(question: str, q: Question) -> list[Task]:
     for e, terms in ent_terms.items():
         others = [o for o in q.entities if o != e]
         queries = _distinct_queries(words_of(terms + context), words_of(terms) + " " + words_of(context[:1]),
-                                    words_of(terms)) or [e]  # a keyword compared by name ("is"): as written
+                                    words_of(terms)) or [e, _without(question, others)]  # a keyword compared by
+        # name ("is", "if"): as written (the documentation's index lists it), and the question without the other things
         if not tasks and not nested:  # the first entity's subagent also looks for the sentence setting them apart
             queries += _distinct_queries(" ".join([words_of(terms)] + [words_of(ent_terms[o]) for o in others]))
         tasks.append(Task(note(e, compared_with=", ".join(others), part_of=question), queries,
