@@ -84,6 +84,7 @@ def single_queries(q: Question) -> list[str]:
 
 
 def _without(question: str, things: list[str]) -> str:
+    """The question without the things it names ("What is the difference between and if" for if's subagent)."""
     for t in things:
         question = re.sub(rf"(?<!\w){re.escape(t)}(?!\w)", " ", question)
     return " ".join(question.rstrip("?").split())
