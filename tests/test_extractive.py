@@ -1670,6 +1670,16 @@ def test_a_year_no_passage_mentions_is_not_found(docs: Path, tmp_path: Path) -> 
     assert "do not answer this question" not in report, report
 
 
+def test_a_year_inside_a_date_written_out_is_an_example_value_not_a_year_asked_about(docs: Path, tmp_path: Path) -> None:
+    # "like 2031-01-31" shows the string to parse: the documents need not mention 2031 to answer it
+    (docs / "dates.txt").write_text("Dates\n\nUse parse_date() to parse a date string in ISO format into a date "
+                                    "object.\n")
+    for question in ("How do I parse a date string like 2031-01-31 into a date object?",
+                     "How do I parse a date string such as 31/01/2031 into a date object?"):
+        answer = answer_to(question, docs, tmp_path / str(len(question)))
+        assert "parse_date()" in answer, answer
+
+
 def _searched(question: str, text: str, counts: dict[str, int], titles: dict[str, int], passages: int = 5000):
     """The evidence a search for the question brings back: one passage, and the corpus's counts."""
     from subagents.extractive.evidence import gather

@@ -89,11 +89,18 @@ def unmentioned_majors(focus: Focus, ev: Evidence) -> list[Term]:
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
+def in_a_date(number: str, text: str) -> bool:
+    """The number is part of a date written out ("2024-01-31", "31/01/2024"): a value, as an example of a
+    string to parse or format, not a year asked about."""
+    x = re.escape(number)
+    return bool(re.search(rf"(?<!\d)(?:\d{{1,2}}[-/.]\d{{1,2}}[-/.]{x}|{x}[-/.]\d{{1,2}}(?:[-/.]\d{{1,2}})?)(?!\d)", text))
+
+
 def undocumented_years(focus: Focus, weights: Weights) -> list[Term]:
     """A year no passage of the corpus mentions ("what changed in 2031?"): the documents were written before
-    it, or never dealt with it."""
+    it, or never dealt with it. A year inside a date written out is the example value of a question on dates."""
     return [t for t in dict.fromkeys(focus.question.terms) if t.kind is TermKind.NUMBER and _YEAR.match(t.text)
-            and weights.absent(t)]
+            and weights.absent(t) and not in_a_date(t.text, focus.question.text)]
 
 
 _PRODUCT = re.compile(r"\bthe\s+([A-Za-z][\w.+-]*)\s+(?:library|package|module|framework|extension|plugin)\b", re.I)
