@@ -977,6 +977,27 @@ def test_a_name_qualified_by_its_package_is_documented_by_its_own_name_unless_th
     report = run("How do I copy a widget together with all its children and their state using tiger::clone?", docs, tmp_path / "no").report
     assert "do not answer this question" in section(report, "Answer") and "tiger::clone" in report, report
 
+def test_a_name_qualified_by_a_package_the_documents_mention_only_in_passing_is_not_found(
+        docs: Path, tmp_path: Path) -> None:
+    # "tiger.clone": one note mentions tiger in passing (no title names it), so the clone() the widgets module
+    # documents is not tiger's, as with a package no passage names
+    _mentioned_once(docs, "Some teams draw widgets with tiger on their laptops.")
+    report = run("How do I copy a widget together with all its children and their state using tiger.clone?", docs,
+                 tmp_path).report
+    assert "do not answer this question" in section(report, "Answer") and "tiger.clone" in report, report
+    answer = answer_to("What does widgets.clone() do?", docs, tmp_path / "own")
+    assert "do not answer this question" not in answer, answer
+
+
+def test_a_package_named_by_an_adverb_is_a_name_the_documents_must_title(docs: Path, tmp_path: Path) -> None:
+    # "the here package" (R's): no English puts an adverb between "the" and "package", so "here" names one, which
+    # no title or heading of these documents does; "the same package" names none
+    report = run("How do I copy a widget with its children using the here package?", docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer") and "mentions here" in report, report
+    report = run("How do I copy a widget with its children using the same package?", docs, tmp_path / "same").report
+    assert "do not answer this question" not in section(report, "Answer"), report
+
+
 def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "Homebrew", "Snowflake", "Oracle": English words, but capitalised in the question they name a product; one
     # note mentions Homebrew in passing, no title or heading does (Widget, the other name, is documented)
@@ -1490,10 +1511,16 @@ def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: 
     # documentation says what a theme does, not which one is best; once a passage recommends one, it does
     result = run("Which theme is the best for widgets?", docs, tmp_path)
     assert "do not answer this question" in section(result.report, "Answer"), result.report
-    assert "No retrieved passage says which is the best theme." in result.report
+    assert "No retrieved passage says which is the best theme for widgets." in result.report
     (docs / "themes.txt").write_text("Themes\n\nThe plain theme is recommended for widgets that draw often.\n")
     report = run("Which theme is the best for widgets?", docs, tmp_path / "again").report
     assert "plain theme is recommended" in section(report, "Answer"), report
+    # a ranking for something else ("for widgets") does not say which is best for printing
+    result = run("Which theme is best for printing?", docs, tmp_path / "printing")
+    assert "No retrieved passage says which is the best theme for printing." in result.report, result.report
+    (docs / "print.txt").write_text("Printing\n\nThe ink theme is recommended for printing widgets on paper.\n")
+    report = run("Which theme is best for printing?", docs, tmp_path / "printed").report
+    assert "ink theme is recommended" in section(report, "Answer"), report
     # a word of the measure in a sentence about something else is no ranking, whatever heading it is under
     (docs / "tour.txt").write_text("Toolkit tour\n\nThe race example of the tour prints which gadget ran fastest.\n")
     result = run("Which widget toolkit is the fastest?", docs, tmp_path / "tour")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .evidence import Evidence, units_of
-from .terms import STOP, Term, TermKind, Weights, make_term, mentions, qualified_parts, text_forms
+from .terms import STOP, Term, TermKind, Weights, extract_terms, make_term, mentions, qualified_parts, text_forms
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -106,6 +106,9 @@ def undocumented_years(focus: Focus, weights: Weights) -> list[Term]:
 _PRODUCT = re.compile(r"\bthe\s+([A-Za-z][\w.+-]*)\s+(?:library|package|module|framework|extension|plugin)\b", re.I)
 _NOT_A_PRODUCT = frozenset("same whole entire own new following above other third-party external given current main "
                            "standard this that".split())
+# stop words that cannot stand before a noun in English (adverbs): after "the" and before "package" one is a name
+# ("the here package", R's)
+_ADVERBS = frozenset("here there now then why how where when so just again once".split())
 
 
 def _headings(ev: Evidence) -> str:
@@ -122,7 +125,7 @@ def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
     out = []
     for m in _PRODUCT.finditer(f"{focus.question.text} {focus.whole}"):
         word = m.group(1)
-        if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP:
+        if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP and word.lower() not in _ADVERBS:
             continue
         if word.lower() not in headings:  # as written, inside a longer word too ("Widgets", "unittest")
             out.append(make_term(word, TermKind.NAME))
@@ -248,8 +251,10 @@ def _foreign_package(term: Term, weights: Weights) -> bool:
     parts = qualified_parts(term.text.strip(".@"))
     if term.kind is not TermKind.IDENT or len(parts) < 2 or term.text[0].isdigit():
         return False
-    root = parts[0].lower()
-    return weights.df.get(root) == 0
+    root = make_term(parts[0].lower(), TermKind.WORD)
+    # a package no passage names, or names only in passing with no title of its own ("pandas.merge" where
+    # one note mentions pandas): the documents do not document it
+    return weights.absent(root) or weights.incidental(root)
 
 
 def api_entry(term: Term, raw: str) -> bool:
@@ -366,15 +371,17 @@ _MEASURE = (r"(?P<measure>best|worst|cheapest|fastest|most\s+popular|most\s+(?:w
             r"largest\s+market\s+share|(?:highest|top)[\s-]+rated|top[\s-]+(?:\d+|two|three|four|five|six|seven|eight|nine|"
             r"ten|twenty)|(?:largest|greatest|highest|biggest)\s+number\s+of\s+(?:[\w-]+\s+){0,3}?" + _COUNT_NOUNS +
             r")(?![\w-])")  # (counts of a market: no manual has them)
+# what the ranking is for ("best for deep learning"): a sentence ranking things for something else does not answer
+_PURPOSE = r"(?:\s+(?P<purpose>(?:for|at|in)\s+[^?.!,;]+?)(?=\s*[?.!,;]|\s*$))?"
 _WAY = frozenset("way ways method methods approach approaches practice practices idiom technique techniques strategy "
                  "solution option options means".split())
 _RANKED = (
     re.compile(r"\b(?:which|what)\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+)\s+(?:is|are|was|were|has|have|had|"
                r"gets?|got|offers?|gives?|provides?|runs?|performs?|works?|employs?|hires?|ships?|sells?|hosts?|"
-               r"attracts?|draws?)\s+(?:the\s+)?" + _MEASURE, re.I),
+               r"attracts?|draws?)\s+(?:the\s+)?" + _MEASURE + _PURPOSE, re.I),
     re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the|(?:[\w.-]+\s+){0,3}?[\w.-]+'s)\s+" + _MEASURE +
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
-               r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)", re.I),
+               r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)" + _PURPOSE, re.I),
 )
 _CHOICE = re.compile(r"^of\b|\b(?:or|and|vs\.?|versus)\b|,", re.I)  # named things to choose among, not a kind
 # the words a passage ranking things by each measure says it with
@@ -394,16 +401,20 @@ class Ranking:
 
     measure: str  # "most popular"
     category: str  # "web framework"
+    purpose: str = ""  # "for deep learning" (of "best for deep learning")
 
     @property
     def text(self) -> str:
         """What no passage says: "which is the most popular web framework", "which CRAN packages have the most
         downloads" (a count is had, not been)."""
+        plural = self.category.endswith("s")
         if self.measure.split()[-1] in (*_COUNT_WORDS, "share"):
-            return f"which {self.category} {'have' if self.category.endswith('s') else 'has'} the {self.measure}"
-        if self.measure.startswith("top"):
-            return f"which {self.category} {'are' if self.category.endswith('s') else 'is'} the {self.measure}"
-        return f"which is the {self.measure} {self.category}"
+            said = f"which {self.category} {'have' if plural else 'has'} the {self.measure}"
+        elif self.measure.startswith("top"):
+            said = f"which {self.category} {'are' if plural else 'is'} the {self.measure}"
+        else:
+            said = f"which is the {self.measure} {self.category}"
+        return f"{said} {self.purpose}" if self.purpose else said
 
     def stated_by(self, sentence: str) -> bool:
         """The sentence ranks that kind of thing by that measure: a word of the measure and the kind's own word
@@ -412,7 +423,10 @@ class Ranking:
         key = next(k for k in _STATED if k in self.measure.replace("favorite", "favourite"))
         lowered = sentence.lower()
         head = text_forms(self.category.split()[-1])
-        return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & text_forms(sentence))
+        forms = text_forms(sentence)
+        purpose = {f for t in extract_terms(self.purpose, sentence=False) for f in t.forms}
+        return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & forms) and (
+            not purpose or bool(purpose & forms))
 
 
 def rankings(question: str) -> list[Ranking]:
@@ -426,7 +440,7 @@ def rankings(question: str) -> list[Ranking]:
                 continue
             category = " ".join(w for w in m.group("category").split() if w.lower() not in STOP)
             if category and category.split()[-1].lower() not in _WAY:
-                out.append(Ranking(re.sub(r"\s+", " ", m.group("measure").lower()), category))
+                out.append(Ranking(re.sub(r"\s+", " ", m.group("measure").lower()), category, m.group("purpose") or ""))
     return out
 
 
