@@ -1718,6 +1718,18 @@ def _searched(question: str, text: str, counts: dict[str, int], titles: dict[str
     return gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
 
 
+def test_an_acronym_asked_about_is_mentioned_by_its_plural() -> None:
+    # "GTEs" is the plural of "GTE" (no stemmer strips the "s" of capitals): the sentence defining it mentions it
+    from subagents.extractive.selection import focus_of, select
+
+    question = "What is a GTE?"
+    ev = _searched(question, "These statements, often called Gadget Table Expressions or GTEs, define temporary "
+                             "tables that exist for one query.", {"gte": 40}, {"gte": 3})
+    sel = select(focus_of(question), ev)
+    assert [u.text for u in sel.claims] == ["These statements, often called Gadget Table Expressions or GTEs, define "
+                                            "temporary tables that exist for one query."], (sel.claims, sel.missing)
+
+
 @pytest.mark.parametrize("counts, titles, why", [
     ({"gadget server": 0}, {"gadget server": 0}, "missing"),  # no passage of the corpus joins the words
     ({"gadget server": 2}, {"gadget server": 0}, "passing"),  # two passages, no title: in passing ("SQL server")

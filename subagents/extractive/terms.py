@@ -100,8 +100,13 @@ class Term:
         return self.forms == {keyword_form(self.text.lower())}
 
 
+_ACRONYM_PLURAL = re.compile(r"[A-Z][A-Z0-9]+s")  # "CTEs", "APIs", "UUIDs": no stemmer strips the "s" of capitals
+
+
 def _word_forms(word: str) -> set[str]:
     w = word.lower()
+    if _ACRONYM_PLURAL.fullmatch(word):
+        return {stem(w), stem(w[:-1])}
     return {stem(w)}
 
 
