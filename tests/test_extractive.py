@@ -977,6 +977,16 @@ def test_a_name_qualified_by_its_package_is_documented_by_its_own_name_unless_th
     report = run("How do I copy a widget together with all its children and their state using tiger::clone?", docs, tmp_path / "no").report
     assert "do not answer this question" in section(report, "Answer") and "tiger::clone" in report, report
 
+def test_a_comparison_with_a_name_the_documents_never_contain_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "Zorblax" is in no passage: the documents cannot set it apart from widget drawing, and the widget row
+    # alone would be an answer to another question
+    report = run("What is the difference between Zorblax and widget drawing?", docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "No retrieved passage mentions Zorblax." in report
+    report = run("What is the difference between a gadget and widget drawing?", docs, tmp_path / "both").report
+    assert "do not answer this question" not in section(report, "Answer"), report
+
+
 def test_a_name_qualified_by_a_package_the_documents_mention_only_in_passing_is_not_found(
         docs: Path, tmp_path: Path) -> None:
     # "tiger.clone": one note mentions tiger in passing (no title names it), so the clone() the widgets module
