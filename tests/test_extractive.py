@@ -1493,6 +1493,8 @@ def test_an_operator_without_an_index_entry_is_found_as_written(docs: Path, tmp_
 
 
 def test_a_compared_thing_the_documents_lack_says_why_in_its_row(docs: Path, tmp_path: Path) -> None:
+    # one note mentions Zorblax in passing (a name no passage contains makes the whole comparison not found)
+    _mentioned_once(docs, "Some teams draw widgets with Zorblax on their laptops.")
     result = run("What is the difference between a gadget and a Zorblax?", docs, tmp_path)
     row = next(ln for ln in section(result.report, "Answer").splitlines() if ln.startswith("| Zorblax |"))
     agent = next(a for a in read_run(result.run_dir).trace.agents.values()
@@ -1598,10 +1600,11 @@ def test_a_market_figure_the_documents_never_give_is_not_found(docs: Path, tmp_p
 
 def test_a_compared_name_opening_its_subagents_objective_is_still_a_name(docs: Path, tmp_path: Path) -> None:
     # "Zorblax (compared with: widgets; part of: …)": its capital is the name's, as the question writes it, not a
-    # sentence's first word; a name no passage mentions has no row to quote
+    # sentence's first word; a name the documents mention only in passing has no row to quote
+    _mentioned_once(docs, "Some teams draw widgets with Zorblax on their laptops.")
     for i, question in enumerate(("How does Zorblax differ from widgets?", "How do gadgets and Zorblax differ?")):
         answer = answer_to(question, docs, tmp_path / str(i))
-        assert "| Zorblax | (No retrieved passage mentions Zorblax) |" in answer, answer
+        assert "| Zorblax | (The documents mention Zorblax only in passing: no title or heading names it) |" in answer, answer
 
 
 def test_a_market_figure_of_compared_things_is_asked_of_each_and_not_found(docs: Path, tmp_path: Path) -> None:
