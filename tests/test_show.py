@@ -123,7 +123,9 @@ def test_follow_prints_a_run_as_it_grows_and_stops_at_its_end(finished: Path, tm
     try:
         time.sleep(1.5)  # it has read the early state and waits
         assert proc.poll() is None
-        for p, text in full.items():  # the rest of the run arrives
+        # the rest of the run arrives, the run's own log last as a run writes it (its end comes after every agent's
+        # events: written first, a follower polling in between would end before reading them)
+        for p, text in sorted(full.items(), key=lambda item: item[0].name == "run.jsonl"):
             p.write_text(text)
         out, err = proc.communicate(timeout=30)
     finally:
