@@ -1519,6 +1519,17 @@ def test_a_name_of_several_words_no_retrieved_text_joins_is_not_found(docs: Path
     assert "copy its widget store while the server is stopped" in section(report, "Answer"), report
 
 
+def test_which_companies_use_something_is_not_found_until_a_sentence_names_one(docs: Path, tmp_path: Path) -> None:
+    # documentation says what widgets do, not who uses them; once a passage names a company using them, it does
+    question = "Which companies use widgets in production?"
+    result = run(question, docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage says which companies use widgets in production." in result.report
+    (docs / "users.txt").write_text("Users\n\nWidgets are used in production by companies such as Acme and Globex.\n")
+    report = run(question, docs, tmp_path / "named").report
+    assert "companies such as Acme and Globex" in section(report, "Answer"), report
+
+
 def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: Path) -> None:
     # documentation says what a theme does, not which one is best; once a passage recommends one, it does
     result = run("Which theme is the best for widgets?", docs, tmp_path)

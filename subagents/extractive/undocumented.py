@@ -605,7 +605,38 @@ def persons(question: str) -> list[Person]:
     return [person] if person.said_with() else []
 
 
-Unstated = Ranking | Figure | Person | Release  # what a question asks that only a sentence stating it answers
+_ORGS = r"compan(?:y|ies)|organi[sz]ations?|business(?:es)?|firms?|enterprises?|corporations?"
+_WHICH_ORGS = re.compile(rf"^\s*(?:which|what)\s+(?:(?:big|large|major|famous|well-known|other)\s+)?(?P<kind>{_ORGS})\s+"
+                         r"(?:\w+\s+)?(?P<verb>use|uses|used|run|runs|rely\s+on|relies\s+on|adopted|deploy|deploys|sponsor|"
+                         r"sponsors|fund|funds|contribute\s+to)\b\s*(?P<what>[^?]*)\??\s*$", re.I)
+_ORG_WORD = re.compile(rf"\b(?:{_ORGS})\b", re.I)
+_CAPITALISED = re.compile(r"(?<=[a-z,;:(]\s)[A-Z][\w&.-]+")  # a name inside the sentence, not its opening word
+
+
+@dataclass(frozen=True)
+class Adopters:
+    """The question asks which companies use (or fund) something: the market, which a manual rarely names."""
+
+    kind: str  # "companies"
+    verb: str  # "use"
+    what: str  # "R in production"
+
+    @property
+    def text(self) -> str:
+        return f"which {self.kind} {self.verb} {self.what}".strip()
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence naming one (a capitalised name inside it) beside a word for a company."""
+        return bool(_ORG_WORD.search(sentence)) and bool(_CAPITALISED.search(sentence))
+
+
+def adopters(question: str) -> list[Adopters]:
+    m = _WHICH_ORGS.match(question)
+    return [Adopters(m.group("kind").lower(), " ".join(m.group("verb").split()), " ".join(m.group("what").split()))] \
+        if m else []
+
+
+Unstated = Ranking | Figure | Person | Release | Adopters  # what a question asks that only a sentence stating it answers
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -614,7 +645,7 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
     does)."""
     text = focus.question.text
-    asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text)]
+    asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text)]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
     if not asked:
