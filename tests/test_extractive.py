@@ -1897,3 +1897,27 @@ async def test_closeness_in_meaning_is_to_what_was_asked_not_to_the_feedback_que
     fed = [dict(g, semantic=0.8) for g in guides]
     reads = await _reads("What does zap do?", [("zap", guides[:1] + [own] + guides[1:]), ("zap batch run", fed)])
     assert len(reads) == MAX_READS and "ref.html#0" in reads, reads
+
+
+GADGET_LOG_DOCS = {
+    "howto/gadget-logging.html": """<html><head><title>Gadget logging HOWTO</title></head><body><div role="main">
+<h1>Gadget logging HOWTO</h1><h2>Logging to a file</h2>
+<p>A common case is keeping the gadget's log in a file, which takes one call to basic_setup() with its name:</p>
+<pre>gadgetlog.basic_setup(filename='example.log')</pre>
+<p>The file is opened in append mode unless a mode is given.</p></div></body></html>""",
+    "library/gadgetlog.html": """<html><head><title>gadgetlog</title></head><body><div role="main">
+<h1>gadgetlog</h1><h2>Handlers</h2>
+<p>Gadget log messages are passed to handlers, and a handler may send the messages to a file, a socket or a
+stream.</p>
+<p>Each handler has a level, and messages below the level are dropped.</p></div></body></html>""",
+}
+
+
+def test_how_to_answers_with_the_opening_of_the_section_titled_with_what_is_asked(tmp_path: Path) -> None:
+    # the HOWTO's section "Logging to a file" answers how to log to a file, though its opening sentence shares
+    # fewer of the question's words than the reference page's sentence about handlers
+    docs = write_tree(tmp_path / "docs", GADGET_LOG_DOCS)
+    report = run("How do I log gadget messages to a file?", docs, tmp_path).report
+    answer = section(report, "Answer").strip()
+    assert answer.startswith("A common case is keeping the gadget's log in a file"), answer
+    assert_whole_sentences(report)

@@ -27,7 +27,7 @@ from .evidence import Evidence, Unit, UnitKind, api_name, page_of, page_support,
 from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, spells, unanswered, unmatchable
+from .undocumented import Unstated, derived, english, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 FLOOR = 0.5  # a claim scores at least this share of the best claim
@@ -36,6 +36,7 @@ CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of
 RANK_WEIGHT = 0.4  # the passage's fused search rank
 RELEASE_NOTES_WEIGHT = 0.7  # a sentence of release notes, for a question that names no version
 HOW_TO_ENTRY = 0.35  # a how-to sentence that describes the API entry it is under
+HOW_TO_HEADING = 1.0  # a how-to passage's opening sentence under a heading made of the question's words
 HOW_TO_EXAMPLE = 1.0  # a how-to sentence that names the goal asked about and introduces its example
 PAGE_WEIGHT = 0.4  # its page's support over the searches (`evidence.page_support`)
 ALIKE = 0.5  # a sentence documenting an API named like the subject, beside the subject's own entry
@@ -240,6 +241,8 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term], e
         goal = _GOAL.match(s)
         if goal and u.intro and len(covered(focus.question.terms, text_forms(goal.group(1)), goal.group(1))) >= 2:
             b += HOW_TO_EXAMPLE  # "To create a virtual environment, …, run …:" and its example: the steps asked for
+        if (u.position <= 1 or u.intro) and _section_titled_with_goal(u, focus.question.terms):
+            b += HOW_TO_HEADING  # the opening of a section titled with what is asked ("Logging to a file")
         return b
     if atype is AnswerType.COMPARISON:
         ents = {id(t) for t in focus.siblings}
@@ -256,6 +259,22 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term], e
         n = len(_ENUM.findall(s))
         return min(0.6, 0.15 * n) + (0.2 if len(_API.findall(s)) >= 2 else 0.0)
     return 0.2 if re.search(r"\b(?:is|are|will|default)\b", s) else 0.0
+
+
+def _section_titled_with_goal(u: Unit, terms: list[Term]) -> bool:
+    """The unit's section has a heading of its own made of the question's words, two at least ("Logging to a file"
+    for "send my log messages to a file"; a page's title, "jobs — running jobs", is no section), and the section
+    names every name the question uses ("use clonetree to copy a widget": not "Copying widgets" on clone())."""
+    if " > " not in u.passage.heading:
+        return False
+    last = u.passage.heading.rsplit(" > ", 1)[-1]
+    words = extract_terms(last)
+    forms = set().union(*(t.forms for t in terms)) if terms else set()
+    if len(words) < 2 or not all(t.forms & forms for t in words):
+        return False
+    section = f"{last} {u.passage.text}"
+    section_forms = text_forms(section)
+    return all(mentions(t, section_forms, section) for t in terms if not english(t))
 
 
 def _describes_api(u: Unit) -> bool:
