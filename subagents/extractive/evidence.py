@@ -42,6 +42,11 @@ class Passage:
     _units: list["Unit"] | None = field(default=None, repr=False, compare=False)
 
     @property
+    def own_heading(self) -> str:
+        """The innermost heading of the passage's section ("Logging to a file" of "Logging HOWTO > Logging to a file")."""
+        return self.heading.rsplit(" > ", 1)[-1]
+
+    @property
     def context(self) -> str:
         """Title, headings and the index entries pointing here: what the passage is about."""
         return " ".join([self.title, self.heading, *self.aliases])

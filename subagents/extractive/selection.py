@@ -204,7 +204,7 @@ def _definition_bonus(u: Unit, subject: list[Term], starts_with_subject: bool, e
     elif _DEF_ANY.search(s):
         b += 0.3
     b += 0.8 * documents(u, subject, entries)  # the first sentence of the API entry the question names: what it does
-    last = u.passage.heading.rsplit(" > ", 1)[-1]
+    last = u.passage.own_heading
     extra = [t for t in extract_terms(last) if not any(t.forms & x.forms for x in subject)]
     if subject and not extra and all(mentions(t, text_forms(last), last) for t in subject) \
             and u.position <= 1:
@@ -220,7 +220,7 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term], e
         return _definition_bonus(u, subject, starts_with_subject, entries)
     if atype is AnswerType.WHY:
         b = 0.7 if _WHY_STRONG.search(s) else 0.2 if _WHY_WEAK.search(s) else 0.0
-        if u.passage.heading.rsplit(" > ", 1)[-1].lower().startswith("why") and u.position <= 2:
+        if u.passage.own_heading.lower().startswith("why") and u.position <= 2:
             b += 0.4
         return b
     if atype is AnswerType.PURPOSE:  # a definition, the more when it says what the subject is there to do
@@ -267,7 +267,7 @@ def _section_titled_with_goal(u: Unit, terms: list[Term]) -> bool:
     names every name the question uses ("use clonetree to copy a widget": not "Copying widgets" on clone())."""
     if " > " not in u.passage.heading:
         return False
-    last = u.passage.heading.rsplit(" > ", 1)[-1]
+    last = u.passage.own_heading
     words = extract_terms(last)
     forms = set().union(*(t.forms for t in terms)) if terms else set()
     if len(words) < 2 or not all(t.forms & forms for t in words):
