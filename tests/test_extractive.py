@@ -54,9 +54,11 @@ def docs(tmp_path: Path) -> Path:
 
 
 def run(question: str, docs: Path, tmp_path: Path, **options):
+    """A run on `docs`, saved under `tmp_path`. Runs on the same documents share one index (beside them), as a
+    user's runs do: a test's later runs re-index only what it changed, not its 1,000 notes again."""
     from lead_agent import research_sync
 
-    return research_sync(question, corpus=[docs], runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache",
+    return research_sync(question, corpus=[docs], runs_dir=tmp_path / "runs", cache_dir=docs.parent / "cache",
                          use_config_file=False, environ={}, **options)
 
 

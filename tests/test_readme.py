@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import PYTHON_DOCS, R_MANUALS, ROOT
 
-PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
-R_MANUALS = Path("/usr/share/R/doc/manual")
 TOP_LEVEL = {"subagents", "lead_agent", "prompts", "runs", "bench", "tests"}
 
 
@@ -89,14 +87,17 @@ def r_manuals_research() -> list[str]:
 
 
 @pytest.mark.skipif(not R_MANUALS.is_dir(), reason="r-doc-pdf is not installed (.ci/run installs it)")
-def test_the_r_manuals_research_runs_as_written(tmp_path: Path) -> None:
-    """The PDF corpus example, from a cold index: the manuals read and embedded (minutes), one of refman.pdf and
-    fullrefman.pdf indexed, the report citing pages."""
+def test_the_r_manuals_research_runs_as_written(tmp_path: Path, r_manuals_index: Path) -> None:
+    """The PDF corpus example, on the index the fixture brought up to date (conftest: a cold one reads the manuals
+    and embeds them, minutes, once per machine), as for the quick start: one of refman.pdf and fullrefman.pdf
+    indexed, the report citing pages. Reading PDFs from nothing: tests/test_corpus_pdf.py; a twin with other bytes:
+    tests/test_corpus.py."""
     argv = r_manuals_research()
     argv[0] = str(ROOT / argv[0])
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "RESEARCH_"))}
-    env["HOME"] = str(tmp_path)
-    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=2400)
+    env["HOME"] = str(tmp_path)  # a fresh machine: no config
+    env["RESEARCH_CACHE_DIR"] = str(r_manuals_index)
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "skipped 1 duplicate" in proc.stderr and "semantic ranking on" in proc.stderr
     refs = proc.stdout.split("## References", 1)[1]
