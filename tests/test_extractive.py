@@ -1923,3 +1923,33 @@ def test_how_to_answers_with_the_opening_of_the_section_titled_with_what_is_aske
     answer = section(report, "Answer").strip()
     assert answer.startswith("A common case is keeping the gadget's log in a file"), answer
     assert_whole_sentences(report)
+
+
+def _widget_admin_docs() -> dict[str, str]:
+    """A reference page whose table row answers deep down, and eight pages about the question's rarest word
+    ("zorp"), each of which outranks the table in the searches."""
+    parts = ("bolt", "pin", "spring", "cog", "nut", "axle", "lever", "cam", "shaft", "wheel", "rivet", "hinge")
+    rows = "\n".join(f"<tr><td>widget_{n}_count ( w ) → integer</td><td>Counts the {n} parts of the specified widget."
+                     f"</td></tr>" for n in parts)
+    docs = {"functions-admin.html": f"""<html><head><title>9.3. Widget Administration Functions</title></head><body>
+<div role="main"><h1>9.3. Widget Administration Functions</h1><h2>9.3.1. Widget Object Functions</h2>
+<p>The functions shown in Table 9.1 report on widgets.</p><table>{rows}
+<tr><td>widget_total_size ( w ) → bigint</td><td>Computes the total disk space used by the specified widget, including
+all gears and zorp data.</td></tr></table></div></body></html>"""}
+    for i, topic in enumerate(("pointers", "strategies", "chunks", "compression", "headers", "limits", "layout", "values")):
+        docs[f"storage-zorp-{i}.html"] = f"""<html><head><title>7{i}.2. Zorp {topic}</title></head><body><div role="main">
+<h1>7{i}.2. Zorp {topic}</h1><p>Zorp data of a widget is kept in a zorp table beside the widget's gears, and the zorp
+{topic} decide how the data is laid out on disk.</p><p>Each zorp table has an index on its chunk numbers, and zorp data
+that fits is kept inline.</p></div></body></html>"""
+    return docs
+
+
+def test_a_row_deep_in_a_long_page_whose_sentence_states_the_question_is_read(tmp_path: Path) -> None:
+    # the searches rank the eight zorp pages first (the rarest word, in their titles); the table row's snippet
+    # says in one sentence nearly all that is asked, so it gets a read of its own and answers
+    docs = write_tree(tmp_path / "docs", _widget_admin_docs())
+    report = run("How can I check how much disk space a widget uses including its gears and zorp data?", docs,
+                 tmp_path).report
+    answer = section(report, "Answer").strip()
+    assert answer.startswith("widget_total_size ( w ) → bigint"), answer
+    assert "Computes the total disk space used by the specified widget" in answer

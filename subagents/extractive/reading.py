@@ -7,21 +7,24 @@ mentions a word once). Candidates are then reranked by how much of the objective
 headings and snippet cover (weighted by the corpus's term statistics), with a bonus when the title
 or headings name the subject (a larger one when the title opens with its name: the subject's own page,
 "random — Generate pseudo-random numbers", "TRUNCATE"), and the best are read, a page's further passages
-counting less than its first.
+counting less than its first. The last read is kept for a passage one sentence of whose snippet states most of
+the objective alone, when the ranking left it out (a row deep in a long reference page).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .evidence import Evidence, Passage, page_of, page_support
+from .evidence import Evidence, Passage, page_of, page_support, split_sentences
 from .selection import Focus
 from .terms import STOP, Term, mentions, stem, text_forms, weight
 
 CLOSE_BONUS = 1.0  # the passage closest in meaning to the objective counts (1 + this) times (dev split: 2 no better)
 SECOND_READ = 0.5  # a page already read: its next passage's score is weighed by this, per read
 TITLE_BONUS = 0.5  # a page whose title opens with the subject's name counts (1 + this) times
+DENSE_MIN = 0.6  # a snippet sentence stating this share of the objective (by weight) is worth a read of its own
 _FIRST_WORD = re.compile(r"\s*([A-Za-z_][\w.]*)")
 
 
@@ -69,11 +72,33 @@ def _chunk(p: Passage) -> int:
     return int(tail) if tail.isdigit() else -1
 
 
-def pick_reads(focus: Focus, ev: Evidence, n: int) -> list[Passage]:
+def densest(focus: Focus, ev: Evidence, p: Passage) -> float:
+    """The largest share of the objective (by weight) that one sentence of the passage's snippet states alone."""
+    terms = [(t, weight(t, ev.weights)) for t in (focus.terms or focus.context)]
+    return max((_share(terms, text_forms(s), s) for s in split_sentences(p.text.strip("… "))), default=0.0)
+
+
+def pick_reads(focus: Focus, ev: Evidence, n: int,
+               readable: Callable[[Passage], bool] = lambda p: True) -> list[Passage]:
     """Up to `n` passages to read, best first; a page's second passage counts half as much as its
     first (its third a quarter), and a passage next to one already read is skipped (a read brings
-    its neighbours along)."""
-    cands = rank_candidates(focus, ev)
+    its neighbours along). The last read goes to the passage one of whose snippet's sentences states most of
+    the objective (`DENSE_MIN`), when no better-ranked pick has such a sentence: a table row or an entry deep in
+    a long page ranks low among searches' results however well it answers ("pg_total_relation_size … Computes
+    the total disk space used by the specified table, including all indexes and TOAST data")."""
+    cands = [c for c in rank_candidates(focus, ev) if readable(c.passage)]
+    picks = _picks_by_rank(list(cands), n)
+    if not picks:
+        return picks
+    dense = {c.passage.source_id: densest(focus, ev, c.passage) for c in cands}
+    best = ev.passages[max(dense, key=lambda sid: dense[sid])]
+    read_along = any(page_of(p) == page_of(best) and abs(_chunk(p) - _chunk(best)) <= 1 for p in picks)
+    if dense[best.source_id] >= DENSE_MIN and not read_along:
+        picks = picks[: n - 1] + [best]
+    return picks
+
+
+def _picks_by_rank(cands: list[Candidate], n: int) -> list[Passage]:
     picks: list[Passage] = []
     chunks: dict[str, list[int]] = {}
     while cands and len(picks) < n:

@@ -26,7 +26,7 @@ from ..corpus.query import Match
 from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
 from ..extractive.analysis import AnswerType
-from ..extractive.evidence import Evidence, Unit, UnitKind, api_name, gather
+from ..extractive.evidence import Evidence, Passage, Unit, UnitKind, api_name, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, documents, focus_of, select
 from ..extractive.terms import covered, mentions, text_forms
@@ -177,17 +177,15 @@ class ExtractiveModel:
     @staticmethod
     def _pick_reads(focus: Focus, ev: Evidence, allowed: list[str], n: int) -> list[tuple[str, str, str]]:
         """The passages worth reading in full (`reading.pick_reads`), as tool calls."""
-        picks: list[tuple[str, str, str]] = []
-        for p in pick_reads(focus, ev, len(ev.passages)):
+        def call(p: Passage) -> tuple[str, str, str] | None:
             if p.passage_id and READ_PASSAGE in allowed:
-                pick = (READ_PASSAGE, "passage_id", p.passage_id)
-            elif p.url and FETCH_PAGE in allowed:
-                pick = (FETCH_PAGE, "url", p.url)
-            else:
-                continue
-            if pick not in picks:
-                picks.append(pick)
-        return picks[: max(0, n)]
+                return READ_PASSAGE, "passage_id", p.passage_id
+            if p.url and FETCH_PAGE in allowed:
+                return FETCH_PAGE, "url", p.url
+            return None
+
+        picks = [call(p) for p in pick_reads(focus, ev, max(0, n), readable=lambda p: call(p) is not None)]
+        return list(dict.fromkeys(p for p in picks if p is not None))
 
     @staticmethod
     def _findings(focus: Focus, ev: Evidence, meaning: Meaning) -> dict[str, Any]:
