@@ -74,6 +74,19 @@ def section(report: str, title: str) -> str:
 
 # ---------------------------------------------------------------- question analysis
 
+@pytest.mark.parametrize("question, terms", [
+    # "like" introduces an example, and a number written with its thousands separators shows a format: neither is
+    # asked about (before, "like", "1", "234" and "567" weighed as much as "thousands" did)
+    ("How can I print a large integer with commas between groups of thousands, like 1,234,567?",
+     ["print", "large", "integer", "commas", "groups", "thousands"]),
+    ("I would like to sort a list", ["sort", "list"]),
+    ("My query with WHERE name LIKE 'abc%' is slow", ["query", "WHERE", "name", "LIKE", "abc", "slow"]),  # SQL's
+    ("What does the like operator do?", ["like", "operator"]),
+    ("Why does f(1,234) fail?", ["f(1,234)", "fail"])])  # a call's arguments, no number written out
+def test_an_example_and_a_number_written_out_with_separators_are_no_terms(question: str, terms: list[str]) -> None:
+    assert [t.text for t in extract_terms(question)] == terms
+
+
 def test_the_corpus_own_subject_is_a_name_in_a_large_share_of_it_a_letter_in_most() -> None:
     from subagents.extractive.terms import TermKind, Weights, make_term
 

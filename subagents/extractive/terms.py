@@ -41,7 +41,7 @@ correct proper properly good simple simplest quick quickly right typically
 differ differs different difference differences compared comparing versus
 should would could can might must may does did do done make makes made let lets keep keeps
 instead also still even though every time times fine okay ok see idea doesn don isn didn won aren wasn
-shouldn wouldn couldn mustn needn hasn haven hadn weren mightn got
+shouldn wouldn couldn mustn needn hasn haven hadn weren mightn got like
 """.split()) - {"type", "types", "sort", "standard"}
 # English stop words, less those that are names in programming documentation ("list")
 STOP = (STOPWORDS - {"list"}) | FILLER
@@ -238,7 +238,10 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     toks = [(m.group(0), m.start()) for m in TOKEN.finditer(text)]
     out: dict[frozenset[str], Term] = {}
     templates = format_templates(text)
+    grouped = [m.span() for m in _GROUPED_NUMBER.finditer(text)]
     for i, (tok, start) in enumerate(toks):
+        if any(a <= start < b for a, b in grouped):
+            continue  # "like 1,234,567": a number written out to show its format, whose groups are no numbers asked
         bare = tok.strip("`")
         low = bare.lower().rstrip("*")
         first = sentence and (i == 0 or bool(re.search(r"[.?!:]\s*$", text[:start])))
@@ -275,6 +278,7 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             or not any(o.kind is TermKind.SYMBOL and t.text in o.text and o.text != t.text for o in out.values())]
 
 
+_GROUPED_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])")  # 1,234,567 (not "f(1,2)")
 _TEMPLATE = re.compile(r"(?<![\w-])[A-Za-z]{1,4}\d{0,2}(?:[-:/.][A-Za-z]{1,4}\d{0,2})+(?![\w-])")
 _PLACEHOLDER = re.compile(r"([A-Za-z])\1+\d{0,2}")  # YYYY, DD, HH24, ss
 
