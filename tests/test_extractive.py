@@ -1966,3 +1966,15 @@ def test_a_row_deep_in_a_long_page_whose_sentence_states_the_question_is_read(tm
     answer = section(report, "Answer").strip()
     assert answer.startswith("widget_total_size ( w ) → bigint"), answer
     assert "Computes the total disk space used by the specified widget" in answer
+
+
+def test_the_corpus_own_subject_is_no_name_a_claim_must_mention(tmp_path: Path) -> None:
+    # "Zed" is in every note (the corpus's own subject, as R is in R's manuals): an answer that does not repeat it
+    # leaves no open question "No claim mentions Zed."
+    pages = {f"notes/n{i:03d}.txt": f"Zed note {i}\n\nZed keeps register {i} with a value and its flag.\n" for i in range(60)}
+    pages["startup.txt"] = ("Startup\n\nThe gadgets attached automatically at startup are the bolt gadget and the pin "
+                            "gadget.\n")
+    docs = write_tree(tmp_path / "docs", pages)
+    report = run("Which gadgets are attached automatically when Zed starts?", docs, tmp_path).report
+    assert "The gadgets attached automatically at startup are the bolt gadget" in section(report, "Answer"), report
+    assert "No claim mentions" not in report, report

@@ -621,5 +621,6 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     if elsewhere:
         return Selection([], related, [], coverage, elsewhere=elsewhere)
     forms = set().union(*(u.forms for u in chosen)) if chosen else set()
-    uncovered = [t for t in focus.terms if t.named and not mentions(t, forms, " ".join(u.text for u in chosen))]
+    said = " ".join(u.text for u in chosen)  # the corpus's own subject (R in R's manuals) goes without saying
+    uncovered = [t for t in focus.terms if t.named and not ev.weights.domain(t) and not mentions(t, forms, said)]
     return Selection(chosen, [], gaps.missing, coverage, uncovered=uncovered)
