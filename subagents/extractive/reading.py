@@ -83,8 +83,8 @@ def pick_reads(focus: Focus, ev: Evidence, n: int,
     """Up to `n` passages to read, best first; a page's second passage counts half as much as its
     first (its third a quarter), and a passage next to one already read is skipped (a read brings
     its neighbours along). The last read goes to the passage one of whose snippet's sentences states most of
-    the objective (`DENSE_MIN`), when no better-ranked pick has such a sentence: a table row or an entry deep in
-    a long page ranks low among searches' results however well it answers ("pg_total_relation_size … Computes
+    the objective (`DENSE_MIN`) best, unless it is picked or read along with a pick already: a table row or an
+    entry deep in a long page ranks low among searches' results however well it answers ("pg_total_relation_size … Computes
     the total disk space used by the specified table, including all indexes and TOAST data")."""
     cands = [c for c in rank_candidates(focus, ev) if readable(c.passage)]
     picks = _picks_by_rank(list(cands), n)
