@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import PYTHON_DOCS, R_MANUALS, ROOT
+from .conftest import ROOT
 
 TOP_LEVEL = {"subagents", "lead_agent", "prompts", "runs", "bench", "tests"}
 
@@ -60,7 +60,6 @@ def quick_start_research() -> list[str]:
     return shlex.split(command)
 
 
-@pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="python3-doc is not installed (.ci/run installs it)")
 def test_the_quick_start_research_runs_as_written(tmp_path: Path, python_docs_index: Path) -> None:
     argv = quick_start_research()
     argv[0] = str(ROOT / argv[0])
@@ -86,7 +85,6 @@ def r_manuals_research() -> list[str]:
     return shlex.split(command)
 
 
-@pytest.mark.skipif(not R_MANUALS.is_dir(), reason="r-doc-pdf is not installed (.ci/run installs it)")
 def test_the_r_manuals_research_runs_as_written(tmp_path: Path, r_manuals_index: Path) -> None:
     """The PDF corpus example, on the index the fixture brought up to date (conftest: a cold one reads the manuals
     and embeds them, minutes, once per machine), as for the quick start: one of refman.pdf and fullrefman.pdf

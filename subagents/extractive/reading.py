@@ -72,25 +72,25 @@ def _chunk(p: Passage) -> int:
     return int(tail) if tail.isdigit() else -1
 
 
-def densest(focus: Focus, ev: Evidence, p: Passage) -> float:
-    """The largest share of the objective (by weight) that one sentence of the passage's snippet states alone."""
-    terms = [(t, weight(t, ev.weights)) for t in (focus.terms or focus.context)]
+def _densest(terms: list[tuple[Term, float]], p: Passage) -> float:
+    """The largest share of the weighted terms that one sentence of the passage's snippet states alone."""
     return max((_share(terms, text_forms(s), s) for s in split_sentences(p.text.strip("… "))), default=0.0)
 
 
-def pick_reads(focus: Focus, ev: Evidence, n: int,
-               readable: Callable[[Passage], bool] = lambda p: True) -> list[Passage]:
-    """Up to `n` passages to read, best first; a page's second passage counts half as much as its
-    first (its third a quarter), and a passage next to one already read is skipped (a read brings
-    its neighbours along). The last read goes to the passage one of whose snippet's sentences states most of
-    the objective (`DENSE_MIN`) best, unless it is picked or read along with a pick already: a table row or an
-    entry deep in a long page ranks low among searches' results however well it answers ("pg_total_relation_size … Computes
-    the total disk space used by the specified table, including all indexes and TOAST data")."""
+def pick_reads(focus: Focus, ev: Evidence, n: int, readable: Callable[[Passage], bool]) -> list[Passage]:
+    """Up to `n` passages to read (of those `readable` by the subagent's tools), best first; a page's second
+    passage counts half as much as its first (its third a quarter), and a passage next to one already read is
+    skipped (a read brings its neighbours along). The last read goes to the passage one of whose snippet's
+    sentences states most of the objective (`DENSE_MIN`) best, unless it is picked or read along with a pick
+    already: a table row or an entry deep in a long page ranks low among searches' results however well it
+    answers ("pg_total_relation_size … Computes the total disk space used by the specified table, including all
+    indexes and TOAST data")."""
     cands = [c for c in rank_candidates(focus, ev) if readable(c.passage)]
     picks = _picks_by_rank(list(cands), n)
     if not picks:
         return picks
-    dense = {c.passage.source_id: densest(focus, ev, c.passage) for c in cands}
+    terms = [(t, weight(t, ev.weights)) for t in (focus.terms or focus.context)]
+    dense = {c.passage.source_id: _densest(terms, c.passage) for c in cands}
     best = ev.passages[max(dense, key=lambda sid: dense[sid])]
     read_along = any(page_of(p) == page_of(best) and abs(_chunk(p) - _chunk(best)) <= 1 for p in picks)
     if dense[best.source_id] >= DENSE_MIN and not read_along:
