@@ -96,3 +96,31 @@ def test_a_sentence_close_in_meaning_answers_though_it_shares_few_words(tmp_path
     assert not answer(by_words.report) or "do not answer" in by_words.report  # too few of its words
     by_meaning = run(question, root, tmp_path / "meaning", encoder=TopicEncoder())
     assert "captured" in answer(by_meaning.report)[0], by_meaning.report
+
+
+class WrapEncoder:
+    """Texts about a count starting over ("wrap", "go back to") point one way, everything else another."""
+
+    identity = "test-wrap-1"
+    dim = 4
+
+    def encode(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for i, t in enumerate(texts):
+            out[i] = [1.0, 0.1, 0.0, 0.0] if re.search(r"\bwraps?\b|\bgo(?:es)? back to\b", t) else [0.1, 1.0, 0.0, 0.0]
+            out[i] /= np.linalg.norm(out[i])
+        return out
+
+
+def test_the_opening_of_an_entry_headed_by_the_question_answers_it(tmp_path: Path) -> None:
+    # a FAQ entry answers the question its heading asks, in words of its own: its opening sentence shares no word
+    # with the question, but said under its heading it is what was asked
+    root = write_tree(tmp_path / "docs", {
+        "faq.md": "# Gizmo FAQ\n\n## Why does the gizmo counter wrap to zero?\n\nThe register holds eight bits, so "
+                  "the step after 255 starts again from nothing.\n\n## How do I paint a gizmo?\n\nUse the brush kit.\n",
+        "display.md": "# Display\n\nThe gizmo count is shown on the display after each click of the button.\n\n"
+                      "A click of the button lights the display for a second.\n",
+    })
+    question = "Why does my gizmo count go back to 0 after 255 clicks?"
+    report = run(question, root, tmp_path / "meaning", encoder=WrapEncoder()).report
+    assert answer(report)[0].startswith("The register holds eight bits"), report

@@ -14,6 +14,9 @@ thresholds are constants calibrated on the dev split.
 "Not found" also when the objective asks about what the documents do not cover (`undocumented.py`):
 a name no retrieved text mentions or only mentions in passing, a product version, a tool no English word
 names, a name of several words no text joins, a ranking no passage states, words the corpus never uses.
+
+A FAQ's entry answers the question its heading asks, in words of its own: the opening sentences of a section
+headed by a question are weighed by their meaning said under that heading as well as alone (`answers_heading`).
 """
 
 from __future__ import annotations
@@ -445,12 +448,31 @@ def score_all(focus: Focus, ev: Evidence, meaning: Meaning = NO_MEANING) -> list
     if not meaning.available or not out:
         return out
     top = [s for s in out[:meaning_module.CANDIDATES] if s.exact]  # the rest: no closeness in meaning
+    top += [s for s in out[meaning_module.CANDIDATES:] if s.exact and answers_heading(s.unit, ev)]
     for s, sim in zip(top, meaning.of([_said(s.unit) for s in top])):
         s.similarity = sim
+    asked = [s for s in top if answers_heading(s.unit, ev)]  # said under the question it answers, or alone
+    for s, sim in zip(asked, meaning.of([f"{s.unit.passage.own_heading} {s.unit.text}" for s in asked])):
+        s.similarity = max(s.similarity or 0.0, sim or 0.0)
     for s in out:
         s.score = ((1 - SEM_MIX) * s.coverage + SEM_MIX * _meaning_share(s.similarity)) * s.factor
     out.sort(key=lambda s: (-s.score, -s.unit.passage.rank, s.unit.position))
     return out
+
+
+FAQ_OPENING = 2  # the opening sentences of an entry headed by a question: its answer
+
+
+def answers_heading(u: Unit, ev: Evidence) -> bool:
+    """One of the opening sentences of a section headed by a question (a FAQ's entry, "Why does -22 // 10 return
+    -3?"): it answers that question, however it words the answer."""
+    p = u.passage
+    if not p.full or u.position >= FAQ_OPENING or not p.own_heading.rstrip().endswith("?"):
+        return False
+    page, _, no = p.passage_id.rpartition("#")
+    before = next((q for q in ev.passages.values() if q.passage_id == f"{page}#{int(no) - 1}"), None) \
+        if no.isdigit() else None
+    return before is None or before.heading != p.heading
 
 
 def _said(u: Unit) -> str:
@@ -482,6 +504,7 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
         alias_forms = text_forms(" ".join(p.aliases))
         aliased = any(mentions(t, alias_forms, "") for t, _ in terms)
         pass_forms = text_forms(p.text)
+        heading_forms = text_forms(p.own_heading)
         for u in units_of(p):
             if u.kind is not UnitKind.SENTENCE or _SKIP.match(u.text) or not u.complete:
                 continue
@@ -497,7 +520,8 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
             named = api_forms(u.api) if _describes_api(u) else frozenset()
             if not any(mentions(t, u.forms, u.text) or named and mentions(t, named, u.api) for t, _ in terms) and not (
                     u.term_line and (spelled or any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms))) \
-                    and not (u.position <= 1 and aliased):
+                    and not (u.position <= 1 and aliased) \
+                    and not (answers_heading(u, ev) and any(mentions(t, heading_forms, "") for t, _ in terms)):
                 continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
             cov = _coverage(terms, u, ctx_forms, pass_forms,
                             (alias_forms if u.position <= 1 else frozenset()) | spelled | named)
