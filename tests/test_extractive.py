@@ -1978,3 +1978,15 @@ def test_the_corpus_own_subject_is_no_name_a_claim_must_mention(tmp_path: Path) 
     report = run("Which gadgets are attached automatically when Zed starts?", docs, tmp_path).report
     assert "The gadgets attached automatically at startup are the bolt gadget" in section(report, "Answer"), report
     assert "No claim mentions" not in report, report
+
+
+def test_the_numbers_of_an_example_are_no_names_a_claim_must_mention(tmp_path: Path) -> None:
+    # "-9 // 4 gives -3" shows what is asked with example values: the answer need not repeat them, and no open
+    # question asks for them
+    pages = {f"notes/n{i:03d}.txt": f"Note {i}\n\nA gadget keeps register {i} with a value and its flag.\n" for i in range(40)}
+    pages["division.txt"] = ("Gadget division\n\nGadget division of a negative count rounds down towards minus "
+                             "infinity, so the remainder keeps the sign of the divisor.\n")
+    docs = write_tree(tmp_path / "docs", pages)
+    report = run("Why does gadget division of a negative count round down, so -9 // 4 gives -3?", docs, tmp_path).report
+    assert "Gadget division of a negative count rounds down" in section(report, "Answer"), report
+    assert "No claim mentions" not in report, report

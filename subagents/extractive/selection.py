@@ -404,7 +404,7 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
     out = []
     for t in focus.terms:
         if weights.absent(t) and not t.named and not mentions(t, indexed, "") \
-                or t.kind is TermKind.NUMBER and "." not in t.text:
+                or t.plain_number:
             if unmatchable(t, weights, focus.question.text) and not derived(t, focus, raw):
                 out.append((t, ABSENT_WEIGHT * weight(t, weights)))
             continue
@@ -646,5 +646,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
         return Selection([], related, [], coverage, elsewhere=elsewhere)
     forms = set().union(*(u.forms for u in chosen)) if chosen else set()
     said = " ".join(u.text for u in chosen)  # the corpus's own subject (R in R's manuals) goes without saying
-    uncovered = [t for t in focus.terms if t.named and not ev.weights.domain(t) and not mentions(t, forms, said)]
+    # (a whole number is an example's value, weighed in no score: no claim needs to repeat it)
+    uncovered = [t for t in focus.terms if t.named and not t.plain_number and not ev.weights.domain(t)
+                 and not mentions(t, forms, said)]
     return Selection(chosen, [], gaps.missing, coverage, uncovered=uncovered)

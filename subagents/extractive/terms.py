@@ -95,6 +95,11 @@ class Term:
         return self.kind in (TermKind.NAME, TermKind.IDENT, TermKind.NUMBER)
 
     @property
+    def plain_number(self) -> bool:
+        """A whole number ("-7 // 2 gives -4"): an example's value or a count, not a version ("3.11")."""
+        return self.kind is TermKind.NUMBER and "." not in self.text
+
+    @property
     def word_keyword(self) -> bool:
         """A keyword that is an English word ("for", "with", "ALL"), asked about as the keyword (`_ident_forms`)."""
         return self.forms == {keyword_form(self.text.lower())}
