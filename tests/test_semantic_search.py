@@ -338,3 +338,35 @@ async def test_a_search_for_every_word_returns_only_passages_holding_all_of_them
         out = await box.run(ToolUseBlock("u", "search_corpus", {"query": "folder", "match": "some"}),
                             ["search_corpus"], ctx)
         assert out.result.is_error  # a match the tool does not know is the caller's mistake, said as such
+
+
+def test_a_page_whose_subject_is_deprecated_ranks_below_its_successor_unless_named(tmp_path: Path) -> None:
+    # the old module's page matches the question's words better; its opening says it is deprecated, so its
+    # successor's page comes first, unless the question names the old module
+    docs = {
+        "oldflags.md": "# oldflags — Parser for command flags\n\nDeprecated since version 3.2: The oldflags module is "
+                       "deprecated; development continues with the newflags module.\n\n## Flags\n\nA verbose flag "
+                       "switch is turned on with --verbose on the command line of a script; a verbose switch takes no "
+                       "value.\n",
+        "newflags.md": "# newflags — Parser for command-line flags\n\nA switch such as --verbose that takes no value is "
+                       "added with action store_true.\n",
+        "colours.md": "# Colours\n\nThe palette holds the named colours a theme may use for text and borders.\n",
+    }
+    root = write_docs(tmp_path / "docs", docs)
+    with Corpus.open([root], cache_dir=tmp_path / "cache", encoder=WordHashEncoder()) as c:
+        assert c.search("verbose switch for a script's command line", 3)[0].path == "newflags.md"
+        assert c.search("oldflags verbose switch for a script's command line", 3)[0].path == "oldflags.md"
+
+
+def test_a_deprecated_page_that_names_no_successor_keeps_its_rank(tmp_path: Path) -> None:
+    # deprecated, but nothing said to replace it: it is still the page that documents what it does
+    docs = {
+        "oldsound.md": "# oldsound — Read sound headers\n\nDeprecated since version 3.11: The oldsound module is "
+                       "deprecated (see PEP 9 for details).\n\n## Headers\n\nThe sound header of a file tells its "
+                       "sample rate and its channels.\n",
+        "wave.md": "# wave — Read wave files\n\nA wave file has frames; the sound of each frame is a sample.\n",
+        "colours.md": "# Colours\n\nThe palette holds the named colours a theme may use for text and borders.\n",
+    }
+    root = write_docs(tmp_path / "docs", docs)
+    with Corpus.open([root], cache_dir=tmp_path / "cache", encoder=WordHashEncoder()) as c:
+        assert c.search("sample rate in the sound header of a file", 3)[0].path == "oldsound.md"

@@ -116,8 +116,8 @@ class Corpus:
         close = self._closest_among(vec, lexical) if within_words else sorted(
             ((i, cid, s) for i, ix in enumerate(self.indexes) for cid, s in ix.vectors.nearest(vec, pool)),
             key=lambda x: -x[2])[:pool]
-        ranked = fuse([[(i, cid) for i, cid, _ in lexical], [(i, cid) for i, cid, _ in close]], [1.0, DENSE_WEIGHT],
-                      len(lexical) + len(close))
+        ranked = self._superseded_last(query, fuse([[(i, cid) for i, cid, _ in lexical], [(i, cid) for i, cid, _ in close]],
+                                                   [1.0, DENSE_WEIGHT], len(lexical) + len(close)))
         keep = LEXICAL_KEEP if names_exact(query) else 0
         best = with_best_matches(ranked, [(i, cid) for i, cid, _ in lexical][:keep], k)
         words = {(i, cid) for i, cid, _ in lexical}
@@ -136,6 +136,18 @@ class Corpus:
                 by_key[key].score = round(score, 6)
                 out.append(by_key[key])
         return out
+
+    def _superseded_last(self, query: str, ranked: dict[Key, float]) -> dict[Key, float]:
+        """The fused ranking with the passages of pages whose subject is deprecated weighed down (`SUPERSEDED`;
+        the optparse page below argparse's for a question on command-line options), unless the query names
+        that subject (`names_subject`)."""
+        out = dict(ranked)
+        for i, ix in enumerate(self.indexes):
+            for cid, subject in ix.superseded([cid for j, cid in ranked if j == i]).items():
+                if not names_subject(query, subject):
+                    out[(i, cid)] *= SUPERSEDED
+        order = {key: n for n, key in enumerate(ranked)}
+        return {key: out[key] for key in sorted(out, key=lambda key: (-out[key], order[key]))}
 
     def _closest_among(self, vec: np.ndarray, hits: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
         """The (root, chunk id) hits ranked by meaning instead, those without a vector left out."""
@@ -229,6 +241,7 @@ class Corpus:
 POOL = 50  # passages each ranking contributes to the fusion
 RRF_K = 60  # reciprocal rank fusion: a passage scores sum weight / (RRF_K + rank) over the lists it is in
 LEXICAL_KEEP = 3  # for a query naming something exactly (`names_exact`), BM25's best this many are always kept
+SUPERSEDED = 0.5  # a passage of a page whose subject is deprecated: its fused score is weighed by this
 DENSE_WEIGHT = 2.0  # the ranking by meaning counts twice (the gold page in the top 3: dev split 0.70 -> 0.80; alone 0.82)
 
 
@@ -263,6 +276,14 @@ def fuse(rankings: list[list[Key]], weights: list[float], k: int) -> dict[Key, f
 
 _EXACT = re.compile(r"`[^`]+`|\b\w+\(|\b[A-Za-z_]\w*\.[A-Za-z_]\w*|\b\w*_\w+\b|\b\d+(?:\.\d+)+\b|\b[a-z]+[A-Z]\w*|"
                     r"\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\b")
+
+
+def names_subject(query: str, subject: str) -> bool:
+    """The query names a page's subject, or a word it is made from ("telnet" of telnetlib, "uuencode" of uu): the
+    page is what is asked about, deprecated or not."""
+    name = subject.lower()
+    return any(w == name or len(w) >= 3 and (name.startswith(w) or w.startswith(name))
+               for w in re.findall(r"[a-z0-9_.]+", query.lower()))
 
 
 def names_exact(query: str) -> bool:

@@ -149,6 +149,31 @@ def _opening(body: str, width: int = 300) -> str:
     return text[:width].rsplit(" ", 1)[0] + " …"
 
 
+_SUBJECT = re.compile(r"\s*([A-Za-z_][\w.]*)")
+OPENING_CHARS = 600  # where a page says that its subject is deprecated
+SUCCESSOR_CHARS = 250  # and, after that, what replaces it
+_SUCCESSOR = re.compile(r"\bin\s+favou?r\s+of\b|\bcontinue[sd]?\s+with\b|\binstead\b|\balternative\b|\breplacement\b|"
+                        r"\breplaced\s+(?:with|by)\b|\bsuperseded\s+by\b")
+
+
+def deprecated_subject(title: str, opening: str) -> str:
+    """The subject of a page (its title's first word) when the page's opening says that it ("The optparse module",
+    "This module", "distutils") is deprecated and names what replaces it; else "" (another module named deprecated
+    there is not its subject)."""
+    m = _SUBJECT.match(title)
+    if not m:
+        return ""
+    subject = re.escape(m.group(1))
+    said = re.search(rf"(?:\b[Tt]his\s+(?:module|package)|(?<![\w.]){subject}(?:\s+(?:module|package))?)\s+is\s+"
+                     rf"deprecated\b", opening[:OPENING_CHARS])
+    if not said:
+        return ""
+    # what replaces it, said right after ("… in favor of importlib", "Please use asyncio instead", "The mimetypes
+    # module provides an alternative"); a page deprecated with no successor named is still the one that documents
+    # what it does ("The imghdr module determines the type of image …")
+    return m.group(1) if _SUCCESSOR.search(opening[said.end(): said.end() + SUCCESSOR_CHARS]) else ""
+
+
 def default_cache_dir() -> Path:
     """~/.cache/research-agents (the entry point passes the configured cache root)."""
     return Path.home() / ".cache" / "research-agents"
@@ -279,6 +304,7 @@ class CorpusIndex:
         self._lock = threading.Lock()
         self._df: dict[str, int] = {}  # term -> passages containing it (reset by update)
         self._tf: dict[str, int] = {}  # term -> passages whose title or headings contain it
+        self._superseded: dict[int, str] = {}  # file id -> its subject if its opening says it is deprecated, else ""
         if _truncated(db_path):
             raise IndexDamaged(f"{db_path} is shorter than its header says (truncated)")
         self._db = sqlite3.connect(db_path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -392,6 +418,7 @@ class CorpusIndex:
             stats.passages = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
             self._df.clear()
             self._tf.clear()
+            self._superseded.clear()
             self.vectors.invalidate()
         if self.encoder is not None:
             with writer_lock(self.db_path):
@@ -591,6 +618,27 @@ class CorpusIndex:
         return {cid: Passage(self.passage_id(rel, n), title, heading, rel, body,
                              _plain(snips[cid]) if snips.get(cid) else _opening(body))
                 for cid, rel, n, title, heading, body in rows}
+
+    def superseded(self, ids: list[int]) -> dict[int, str]:
+        """Of these chunk ids, those on a page whose opening says its subject is deprecated ("The optparse module is
+        deprecated …; development will continue with the argparse module"), each with that subject (the first word
+        of the page's title, "optparse"). Known per page until the next update."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            files = dict(self._db.execute(f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", ids).fetchall())
+            todo = sorted(set(files.values()) - set(self._superseded))
+            if todo:
+                rows = self._db.execute(
+                    f"SELECT c.file_id, f.title, fts.body FROM chunks c JOIN files f ON f.id = c.file_id JOIN fts "
+                    f"ON fts.rowid = c.id WHERE c.chunk_no = 0 AND c.file_id IN ({','.join('?' * len(todo))})",
+                    todo).fetchall()
+                for fid in todo:
+                    self._superseded[fid] = ""
+                for fid, title, body in rows:
+                    self._superseded[fid] = deprecated_subject(title, body)
+        return {cid: self._superseded[fid] for cid, fid in files.items() if self._superseded.get(fid)}
 
     def parse_id(self, passage_id: str) -> tuple[str, int]:
         """(relpath, chunk_no) of one of this index's ids; CorpusError when malformed."""
