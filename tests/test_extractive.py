@@ -229,6 +229,8 @@ def test_a_clause_of_keywords_no_text_writes_is_not_found(docs: Path, tmp_path: 
     ("What is the difference between an argument and a parameter?", AnswerType.COMPARISON),
     ("How is comparing with == different from comparing with is?", AnswerType.COMPARISON),
     ("Which exceptions can json.dumps raise?", AnswerType.LIST),
+    ("What kinds of parameters can a function have?", AnswerType.LIST),
+    ("What kind of object does open() return?", AnswerType.FACT),  # one kind: no list of items
     ("What is except* for?", AnswerType.PURPOSE),
     ("What is the recursion limit there for?", AnswerType.PURPOSE),
     ("What is the purpose of __slots__?", AnswerType.PURPOSE),

@@ -56,7 +56,7 @@ _WHAT = re.compile(r"^(?:what(?:'s|\s+is|\s+are|\s+does|\s+do)|what\s+exactly\s+
 _PURPOSE = re.compile(r"^\s*what(?:'s|\s+is|\s+are)\s+.+?\s+(?:there\s+|used\s+|good\s+|meant\s+|needed\s+|useful\s+)?for\s*\??$|"
                       r"\b(?:the\s+)?(?:purpose|point)\s+of\b|\bwhat\s+(?:is|are)\s+.+?\s+(?:used|meant|intended)\s+for\b", re.I)
 _LIST = re.compile(r"^(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<plural>\w+s)\s+(?:can|do|does|are|is|must|should|will|of)\b|"
-                   r"^what\s+(?:are\s+the|kinds?\s+of|types?\s+of|ways?\s+of)\b|^list\b|^name\s+the\b", re.I)
+                   r"^what\s+(?:are\s+the|kinds\s+of|types\s+of|ways\s+of)\b|^list\b|^name\s+the\b", re.I)  # (one kind: no list)
 # the setting asked about after the second thing ("… when my list holds lists"); after "different from", not
 # "with", which may be the thing itself ("comparing with is")
 _SETTING = r"(?:\s+(?:when|if|in|for|regarding|on|with|within|inside|under)\b.*)?$"
