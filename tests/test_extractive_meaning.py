@@ -29,18 +29,26 @@ DOCS = {
 QUESTION = "How do I run a program and grab what it prints?"
 
 
-class TopicEncoder:
-    """Texts about keeping a program's output ("grab", "captured") point one way, everything else another."""
+class PatternEncoder:
+    """Texts matching a pattern point one way, everything else another: the test says which sentence is close."""
 
-    identity = "test-topic-1"
     dim = 4
+
+    def __init__(self, pattern: str, identity: str) -> None:
+        self.pattern = re.compile(pattern)
+        self.identity = identity
 
     def encode(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), np.float32)
         for i, t in enumerate(texts):
-            out[i] = [1.0, 0.1, 0.0, 0.0] if re.search(r"\bgrab\b|\bcaptured?\b", t) else [0.1, 1.0, 0.0, 0.0]
+            out[i] = [1.0, 0.1, 0.0, 0.0] if self.pattern.search(t) else [0.1, 1.0, 0.0, 0.0]
             out[i] /= np.linalg.norm(out[i])
         return out
+
+
+def topic_encoder() -> PatternEncoder:
+    """Texts about keeping a program's output ("grab", "captured") are close."""
+    return PatternEncoder(r"\bgrab\b|\bcaptured?\b", "test-topic-1")
 
 
 @pytest.fixture
@@ -64,7 +72,7 @@ def run(question: str, docs: Path, tmp_path: Path, encoder: object = None, embed
 def test_the_sentence_closest_in_meaning_is_quoted_first(docs: Path, tmp_path: Path) -> None:
     by_words = answer(run(QUESTION, docs, tmp_path / "words").report)
     assert "greeting" in by_words[0]  # it shares more of the question's words
-    by_meaning = answer(run(QUESTION, docs, tmp_path / "meaning", encoder=TopicEncoder()).report)
+    by_meaning = answer(run(QUESTION, docs, tmp_path / "meaning", encoder=topic_encoder()).report)
     assert "captured" in by_meaning[0], by_meaning
 
 
@@ -94,22 +102,13 @@ def test_a_sentence_close_in_meaning_answers_though_it_shares_few_words(tmp_path
     question = "How can I grab the text that a spawned worker writes to its console?"  # each word is in the corpus
     by_words = run(question, root, tmp_path / "words")
     assert not answer(by_words.report) or "do not answer" in by_words.report  # too few of its words
-    by_meaning = run(question, root, tmp_path / "meaning", encoder=TopicEncoder())
+    by_meaning = run(question, root, tmp_path / "meaning", encoder=topic_encoder())
     assert "captured" in answer(by_meaning.report)[0], by_meaning.report
 
 
-class WrapEncoder:
-    """Texts about a count starting over ("wrap", "go back to") point one way, everything else another."""
-
-    identity = "test-wrap-1"
-    dim = 4
-
-    def encode(self, texts: Sequence[str], max_tokens: int | None = None) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), np.float32)
-        for i, t in enumerate(texts):
-            out[i] = [1.0, 0.1, 0.0, 0.0] if re.search(r"\bwraps?\b|\bgo(?:es)? back to\b", t) else [0.1, 1.0, 0.0, 0.0]
-            out[i] /= np.linalg.norm(out[i])
-        return out
+def wrap_encoder() -> PatternEncoder:
+    """Texts about a count starting over ("wrap", "go back to") are close."""
+    return PatternEncoder(r"\bwraps?\b|\bgo(?:es)? back to\b", "test-wrap-1")
 
 
 def test_the_opening_of_an_entry_headed_by_the_question_answers_it(tmp_path: Path) -> None:
@@ -122,5 +121,5 @@ def test_the_opening_of_an_entry_headed_by_the_question_answers_it(tmp_path: Pat
                       "A click of the button lights the display for a second.\n",
     })
     question = "Why does my gizmo count go back to 0 after 255 clicks?"
-    report = run(question, root, tmp_path / "meaning", encoder=WrapEncoder()).report
+    report = run(question, root, tmp_path / "meaning", encoder=wrap_encoder()).report
     assert answer(report)[0].startswith("The register holds eight bits"), report
