@@ -123,3 +123,19 @@ def test_the_opening_of_an_entry_headed_by_the_question_answers_it(tmp_path: Pat
     question = "Why does my gizmo count go back to 0 after 255 clicks?"
     report = run(question, root, tmp_path / "meaning", encoder=wrap_encoder()).report
     assert answer(report)[0].startswith("The register holds eight bits"), report
+
+
+def test_a_long_entry_has_one_opening(tmp_path: Path) -> None:
+    # an entry too long for one passage goes on in a second one under the same heading: that passage's first
+    # sentence is no answer to the heading's question
+    filler = " ".join(f"The gizmo manual lists part {i} of the casing in its parts table." for i in range(40))
+    root = write_tree(tmp_path / "docs", {
+        "faq.md": "# Gizmo FAQ\n\n## Why does the gizmo counter wrap to zero?\n\nThe register holds eight bits, so "
+                  f"the step after 255 starts again from nothing.\n\n{filler}\n\nThe paint of a gizmo casing is blue "
+                  "and its knob is red.\n\n## How do I paint a gizmo?\n\nUse the brush kit.\n",
+        "display.md": "# Display\n\nThe gizmo count is shown on the display after each click of the button.\n",
+    })
+    report = run("Why does my gizmo count go back to 0 after 255 clicks?", root, tmp_path / "meaning",
+                 encoder=wrap_encoder()).report
+    assert answer(report)[0].startswith("The register holds eight bits"), report
+    assert not any("paint of a gizmo" in line for line in answer(report)), report

@@ -465,7 +465,8 @@ FAQ_OPENING = 2  # the opening sentences of an entry headed by a question: its a
 
 def answers_heading(u: Unit, ev: Evidence) -> bool:
     """One of the opening sentences of a section headed by a question (a FAQ's entry, "Why does -22 // 10 return
-    -3?"): it answers that question, however it words the answer."""
+    -3?"): it answers that question, however it words the answer. A passage whose preceding one (when retrieved)
+    is under the same heading continues the entry: its first sentences are no opening."""
     p = u.passage
     if not p.full or u.position >= FAQ_OPENING or not p.own_heading.rstrip().endswith("?"):
         return False
