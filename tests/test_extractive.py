@@ -621,6 +621,17 @@ def test_a_builtin_is_answered_from_its_own_entry_not_from_things_named_alike(qu
 
 
 @needs_docs
+def test_a_faq_entry_worded_otherwise_answers(tmp_path: Path, python_docs_index: Path) -> None:
+    """The FAQ's "What is the most efficient way to concatenate many strings together?" ranks low on the question's
+    words; closest in meaning, it gets a read of its own, and its sentences, in a passage that uses `+=`, are judged
+    by meaning: the question is answered from it, not found "not answered"."""
+    result = _docs_run("Why is building up a long string with += inside a loop slow?", tmp_path)
+    answer = section(result.report, "Answer")
+    assert "do not answer" not in answer and "faq/programming.html" in result.report, result.report
+    assert re.search(r"immutable|quadratic", answer), answer
+
+
+@needs_docs
 def test_python_docs_do_not_answer_who_runs_microsoft(tmp_path: Path, python_docs_index: Path) -> None:
     result = _docs_run("Who is the current CEO of Microsoft?", tmp_path)
     assert "do not answer this question" in result.report and "Possibly related" in result.report

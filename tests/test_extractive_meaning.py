@@ -139,3 +139,17 @@ def test_a_long_entry_has_one_opening(tmp_path: Path) -> None:
                  encoder=wrap_encoder()).report
     assert answer(report)[0].startswith("The register holds eight bits"), report
     assert not any("paint of a gizmo" in line for line in answer(report)), report
+
+
+def test_a_sentence_in_a_passage_using_the_operator_asked_about_is_judged_by_meaning(tmp_path: Path) -> None:
+    # an operator is matched as written, never by meaning (the encoder's word pieces drop it); but a sentence whose
+    # passage uses it (in its example) is about it, and may say why in words of its own
+    root = write_tree(tmp_path / "docs", {
+        "faq.md": "# Gizmo FAQ\n\n## Why is joining gizmo names slow?\n\nEach join makes a new object, so the total "
+                  "cost grows with the square of the length.\n\n```\nname = ''\nfor g in gizmos:\n    name += g\n```\n",
+        "ops.md": "# Operators\n\nThe += operator adds a value to a gizmo counter in place.\n",
+    })
+    close = lambda: PatternEncoder(r"\bslow\b|\bsquare\b", "test-slow-1")  # noqa: E731
+    report = run("Why is building up a long gizmo name with += inside a loop slow?", root, tmp_path / "meaning",
+                 encoder=close()).report
+    assert answer(report)[0].startswith("Each join makes a new object"), report

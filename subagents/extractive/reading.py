@@ -25,6 +25,7 @@ CLOSE_BONUS = 1.0  # the passage closest in meaning to the objective counts (1 +
 SECOND_READ = 0.5  # a page already read: its next passage's score is weighed by this, per read
 TITLE_BONUS = 0.5  # a page whose title opens with the subject's name counts (1 + this) times
 DENSE_MIN = 0.6  # a snippet sentence stating this share of the objective (by weight) is worth a read of its own
+ENTRY_CLOSE = 0.9  # an entry headed by a question (a FAQ's), this close in meaning against the closest: a read of its own
 _FIRST_WORD = re.compile(r"\s*([A-Za-z_][\w.]*)")
 
 
@@ -84,7 +85,10 @@ def pick_reads(focus: Focus, ev: Evidence, n: int, readable: Callable[[Passage],
     sentences states most of the objective (`DENSE_MIN`) best, unless it is picked or read along with a pick
     already: a table row or an entry deep in a long page ranks low among searches' results however well it
     answers ("pg_total_relation_size … Computes the total disk space used by the specified table, including all
-    indexes and TOAST data")."""
+    indexes and TOAST data"). And a read goes to the entry headed by a question (a FAQ's) that is closest in meaning
+    to what is asked, when it is about as close as the closest passage (`ENTRY_CLOSE`): it answers a question like it,
+    in words of its own ("What is the most efficient way to concatenate many strings together?" for "Why is
+    building up a long string with += inside a loop slow?")."""
     cands = [c for c in rank_candidates(focus, ev) if readable(c.passage)]
     picks = _picks_by_rank(list(cands), n)
     if not picks:
@@ -92,10 +96,17 @@ def pick_reads(focus: Focus, ev: Evidence, n: int, readable: Callable[[Passage],
     terms = [(t, weight(t, ev.weights)) for t in (focus.terms or focus.context)]
     dense = {c.passage.source_id: _densest(terms, c.passage) for c in cands}
     best = ev.passages[max(dense, key=lambda sid: dense[sid])]
-    read_along = any(page_of(p) == page_of(best) and abs(_chunk(p) - _chunk(best)) <= 1 for p in picks)
-    if dense[best.source_id] >= DENSE_MIN and not read_along:
-        picks = picks[: n - 1] + [best]
-    return picks
+    entries = [c.passage for c in cands if c.passage.own_heading.rstrip().endswith("?")]
+    entry = max(entries, key=ev.closeness, default=None) if ev.top_semantic() is not None else None  # (by meaning)
+    reserved = ([best] if dense[best.source_id] >= DENSE_MIN else []) \
+        + ([entry] if entry is not None and entry is not best and ev.closeness(entry) >= ENTRY_CLOSE else [])
+    reserved = [r for r in reserved if not _read_along(r, picks[: n - len(reserved)])]
+    return picks[: n - len(reserved)] + reserved
+
+
+def _read_along(p: Passage, picks: list[Passage]) -> bool:
+    """Picked, or next to a pick on its page (a read brings its neighbours along)."""
+    return any(page_of(q) == page_of(p) and abs(_chunk(q) - _chunk(p)) <= 1 for q in picks)
 
 
 def _picks_by_rank(cands: list[Candidate], n: int) -> list[Passage]:

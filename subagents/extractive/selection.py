@@ -29,6 +29,7 @@ from .analysis import AnswerType, Question, analyse, entity_terms, holds, withou
 from .evidence import Evidence, Unit, UnitKind, api_name, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
+from ..text import has_operator
 from .vocabulary import prefers
 from .undocumented import Unstated, derived, english, spells, unanswered, unmatchable
 
@@ -426,6 +427,7 @@ ABSENT_WEIGHT = 1.0  # a never-used word of the objective weighs in what a sente
 
 
 EXACT_KINDS = (TermKind.SYMBOL,)  # matched as written, never by meaning: the encoder's word pieces drop `->>`
+# (a sentence is judged by meaning when it, its headings or its passage use the operator as written)
 SEM_MIX = 0.5  # with an encoder: a sentence's relevance is this much its closeness in meaning, the rest its words
 SEM_BASE = 0.15  # a cosine at or below this says nothing (unrelated sentences score about this)
 SEM_ENOUGH = 0.5  # a sentence this close in meaning answers though worded otherwise (with one word of the objective)
@@ -535,7 +537,8 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
                 factor *= 0.3  # about what a sibling covers
             hits = sum(1 for t, _ in terms if mentions(t, u.forms, u.text) or mentions(t, ctx_forms, ""))
-            named = not exact or any(mentions(t, u.forms, u.text) or mentions(t, ctx_forms, "") for t in exact)
+            named = not exact or any(mentions(t, u.forms, u.text) or mentions(t, ctx_forms, "") for t in exact) \
+                or p.full and any(has_operator(t.text, p.text) for t in exact)  # (its passage uses the operator)
             out.append(Scored(u, cov * factor, cov, hits, factor=factor, exact=named))
     out.sort(key=lambda s: (-s.score, -s.unit.passage.rank, s.unit.position))
     return out
