@@ -153,3 +153,29 @@ def test_a_sentence_in_a_passage_using_the_operator_asked_about_is_judged_by_mea
     report = run("Why is building up a long gizmo name with += inside a loop slow?", root, tmp_path / "meaning",
                  encoder=close()).report
     assert answer(report)[0].startswith("Each join makes a new object"), report
+
+
+def _reads(run_dir: Path) -> list[str]:
+    """The passage ids the subagents read, from their transcripts."""
+    import json
+
+    ids = []
+    for f in sorted((run_dir / "agents").glob("r*-sub*.jsonl")):
+        for line in f.read_text().splitlines():
+            e = json.loads(line)
+            if e["kind"] == "message":
+                ids += [b["input"]["passage_id"] for b in e["data"]["content"]
+                        if b.get("type") == "tool_use" and b.get("name") == "read_passage"]
+    return ids
+
+
+def test_without_ranking_by_meaning_no_entry_takes_a_read_for_its_closeness(tmp_path: Path) -> None:
+    # a FAQ entry gets a read of its own for being the closest in meaning; searches by words alone say nothing of
+    # closeness, so an entry that ranks last by words is not read for it
+    docs = {f"part{i}.md": f"# Gizmo part {i}\n\nThe gizmo counter part {i} counts the clicks of the gizmo button "
+                           f"number {i}.\n" for i in range(9)}
+    docs["faq.md"] = "# FAQ\n\n## What colour is a gizmo?\n\nA gizmo is grey.\n"
+    result = run("How does the gizmo counter count the clicks of its button?", write_tree(tmp_path / "docs", docs),
+                 tmp_path / "words")
+    reads = _reads(result.run_dir)
+    assert len(reads) >= 5 and not any("faq.md" in r for r in reads), reads
