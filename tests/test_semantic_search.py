@@ -370,3 +370,21 @@ def test_a_deprecated_page_that_names_no_successor_keeps_its_rank(tmp_path: Path
     root = write_docs(tmp_path / "docs", docs)
     with Corpus.open([root], cache_dir=tmp_path / "cache", encoder=WordHashEncoder()) as c:
         assert c.search("sample rate in the sound header of a file", 3)[0].path == "oldsound.md"
+
+
+@pytest.mark.parametrize("title, opening, subject", [
+    ("optparse — Parser for command line options", "Deprecated since version 3.2: The optparse module is deprecated "
+     "and will not be developed further; development will continue with the argparse module.", "optparse"),
+    ("asyncore — Asynchronous socket handler", "The asyncore module is deprecated (see PEP 594 for details). Please "
+     "use asyncio instead.", "asyncore"),
+    # deprecated, but no successor named: still the page for what it does
+    ("imghdr — Determine the type of an image", "The imghdr module is deprecated (see PEP 594 for details and "
+     "alternatives).", ""),
+    # another module is the deprecated one: not this page's subject
+    ("importlib — The implementation of import", "The imp module is deprecated in favor of importlib.", ""),
+])
+def test_a_page_is_superseded_when_its_opening_says_its_subject_is_deprecated_for_another(
+        title: str, opening: str, subject: str) -> None:
+    from subagents.corpus.index import deprecated_subject
+
+    assert deprecated_subject(title, opening) == subject

@@ -47,6 +47,11 @@ class Passage:
         return self.heading.rsplit(" > ", 1)[-1]
 
     @property
+    def asks(self) -> bool:
+        """Its own heading is a question (a FAQ's entry, "Why does -22 // 10 return -3?"): the passage answers it."""
+        return self.own_heading.rstrip().endswith("?")
+
+    @property
     def context(self) -> str:
         """Title, headings and the index entries pointing here: what the passage is about."""
         return " ".join([self.title, self.heading, *self.aliases])

@@ -96,7 +96,7 @@ def pick_reads(focus: Focus, ev: Evidence, n: int, readable: Callable[[Passage],
     terms = [(t, weight(t, ev.weights)) for t in (focus.terms or focus.context)]
     dense = {c.passage.source_id: _densest(terms, c.passage) for c in cands}
     best = ev.passages[max(dense, key=lambda sid: dense[sid])]
-    entries = [c.passage for c in cands if c.passage.own_heading.rstrip().endswith("?")]
+    entries = [c.passage for c in cands if c.passage.asks]
     entry = max(entries, key=ev.closeness, default=None) if ev.top_semantic() is not None else None  # (by meaning)
     reserved = ([best] if dense[best.source_id] >= DENSE_MIN else []) \
         + ([entry] if entry is not None and entry is not best and ev.closeness(entry) >= ENTRY_CLOSE else [])

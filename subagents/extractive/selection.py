@@ -470,7 +470,7 @@ def answers_heading(u: Unit, ev: Evidence) -> bool:
     -3?"): it answers that question, however it words the answer. A passage whose preceding one (when retrieved)
     is under the same heading continues the entry: its first sentences are no opening."""
     p = u.passage
-    if not p.full or u.position >= FAQ_OPENING or not p.own_heading.rstrip().endswith("?"):
+    if not p.full or u.position >= FAQ_OPENING or not p.asks:
         return False
     page, _, no = p.passage_id.rpartition("#")
     before = next((q for q in ev.passages.values() if q.passage_id == f"{page}#{int(no) - 1}"), None) \
