@@ -14,6 +14,7 @@ from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext
 from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, QueryType, tasks_per_query_type
 from subagents.extractive.analysis import AnswerType, analyse
 from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
+from subagents.extractive.selection import focus_of
 from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, text_forms
 from subagents.extractive.undocumented import Release, persons, rankings, releases
 from subagents.model import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
@@ -2002,3 +2003,25 @@ def test_what_a_claim_need_not_repeat_is_no_open_question(note: str, page: str, 
     report = run(question, write_tree(tmp_path / "docs", pages), tmp_path).report
     assert answer in section(report, "Answer"), report
     assert "No claim mentions" not in report, report
+
+
+def test_a_yes_no_part_is_answered_by_the_sentence_saying_whether(tmp_path: Path) -> None:
+    # "does that check redraw the widget?" asks whether, not how: of two sentences in its words, the one saying
+    # yes or no ("does not redraw") answers it, though the question it is part of asks how
+    docs = write_tree(tmp_path / "docs", {"widgets.md": (
+        "# Widgets\n\n## Checking visibility\n\nCall visible(w) to check whether a widget is shown on screen.\n\n"
+        "Each check of a widget's redraw state is logged, and the widget is redrawn later.\n\n"
+        "The visibility check does not redraw the widget.\n")})
+    part = "does that check redraw the widget?"
+    answer = answer_to(f"How can I check whether a widget is shown on screen, and {part}", docs, tmp_path)
+    line = next(x for x in answer.splitlines() if f"**{part}**" in x)
+    assert "does not redraw" in line, answer
+
+
+@pytest.mark.parametrize("part, kind", [
+    ("does that check redraw the widget?", AnswerType.FACT),  # asks whether a statement holds
+    ("is there a helper that redraws it?", AnswerType.HOW_TO),  # asks which one: how, as the whole question asks
+])
+def test_a_part_asking_whether_keeps_its_own_type(part: str, kind: AnswerType) -> None:
+    whole = f"How can I check whether a widget is shown on screen, and {part}"
+    assert focus_of(f"{part} (part of: {whole})").question.answer_type is kind

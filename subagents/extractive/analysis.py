@@ -8,7 +8,9 @@
     fact        anything else                             → the sentence that states it
 A question with several sub-questions ("What is X, and how do I Y?") has one part per
 sub-question, each analysed on its own; a pronoun in a later part stands for the first part's
-subject. Objectives written by the lead ("tuple — compared with list; part of: …") parse the same way.
+subject. A part asking whether ("… and does that check force it?") is a fact however the question it is part
+of asks: its answer is the sentence saying yes or no. Objectives written by the lead ("tuple — compared with
+list; part of: …") parse the same way.
 """
 
 from __future__ import annotations
@@ -163,6 +165,16 @@ def answer_type(q: str) -> AnswerType:
     if _WHAT.search(q):
         return AnswerType.WHAT_IS
     return AnswerType.FACT
+
+
+_WHETHER = re.compile(r"^\s*(?:do|does|did|is|are|was|were|can|could|will|would|should|must|has|have|may)\b"
+                      r"(?!\s+there\b)", re.I)  # ("is there a helper that …": which one, not whether)
+
+
+def asks_whether(text: str) -> bool:
+    """A yes/no question ("does that check force the argument?"): it asks whether a statement holds, so its
+    answer is the sentence stating it, whatever the question it is part of asks."""
+    return bool(_WHETHER.match(text))
 
 
 def _subject(q: str, terms: list[Term], atype: AnswerType) -> list[Term]:

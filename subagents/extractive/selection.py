@@ -5,7 +5,7 @@ A unit's score is its weighted coverage of the question's terms (term weights ar
 document frequencies; a term in the sentence counts fully, in its passage's headings in part)
 times a bonus for the answer type's pattern (a definition for what-is, an API and an imperative
 for how-to, a because-clause for why, both entities and a contrast for a comparison, an
-enumeration for a list), times small quality factors (a self-contained sentence of ordinary
+enumeration for a list, a yes or no in the question's words for a yes/no question), times small quality factors (a self-contained sentence of ordinary
 length) and the passage's search rank. With the corpus's sentence encoder (`meaning.py`) the relevance
 is half the word coverage and half the closeness in meaning to the objective, for the best sentences by
 words, and a sentence close in meaning answers though it shares only a word of the objective. The
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from . import meaning as meaning_module
-from .analysis import AnswerType, Question, analyse, entity_terms, holds, without_holders
+from .analysis import AnswerType, Question, analyse, asks_whether, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, api_name, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
@@ -43,6 +43,7 @@ HOW_TO_ENTRY = 0.35  # a how-to sentence that describes the API entry it is unde
 HOW_TO_HEADING = 1.0  # a how-to passage's opening sentence under a heading made of the question's words
 HOW_TO_EXAMPLE = 1.0  # a how-to sentence that names the goal asked about and introduces its example
 PAGE_WEIGHT = 0.4  # its page's support over the searches (`evidence.page_support`)
+WHETHER = 0.5  # a sentence stating yes or no (a negation, "always", "only") in most of a yes/no question's words
 ALIKE = 0.5  # a sentence documenting an API named like the subject, beside the subject's own entry
 
 _NOTE = re.compile(r"\s*\((?P<body>(?:about|compared with|part of):[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
@@ -76,6 +77,7 @@ _SET_APART = (r"\bwhereas\b|\bwhile\b|\bunlike\b|\bin\s+contrast\b|\bon\s+the\s+
 STRONG_CONTRAST = re.compile(_SET_APART, re.I)  # words that set two things apart
 _CONTRAST = re.compile(_SET_APART + r"|\bbut\b|\bhowever\b|\bthan\b|\bboth\b|\binstead\b|\bnot\b|\bonly\b", re.I)
 _ENUM = re.compile(r",|\bor\b|\band\b|;")
+_POLAR = re.compile(r"\b(?:not|never|no|none|always|only|cannot|neither|nor|without)\b|n't\b", re.I)  # says whether
 
 
 @dataclass
@@ -149,7 +151,8 @@ def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
         _named_as_in(q, whole)
         own = set(q.terms) | set(about)
         context = [t for t in whole.terms if t not in own and t not in siblings]
-        if q.answer_type is AnswerType.FACT and whole.answer_type is not AnswerType.COMPARISON:
+        if q.answer_type is AnswerType.FACT and whole.answer_type is not AnswerType.COMPARISON \
+                and not asks_whether(main):
             q.answer_type = whole.answer_type
         if whole.answer_type is AnswerType.COMPARISON and not q.entities:
             q.answer_type = AnswerType.COMPARISON
@@ -262,6 +265,10 @@ def _type_bonus(u: Unit, focus: Focus, atype: AnswerType, subject: list[Term], e
     if atype is AnswerType.LIST:
         n = len(_ENUM.findall(s))
         return min(0.6, 0.15 * n) + (0.2 if len(_API.findall(s)) >= 2 else 0.0)
+    if asks_whether(focus.question.text) and _POLAR.search(s):
+        own = focus.question.terms
+        if 2 * sum(1 for t in own if mentions(t, u.forms, s)) >= len(own):
+            return WHETHER  # "The missing function does not force evaluation" for "does that check force it?"
     return 0.2 if re.search(r"\b(?:is|are|will|default)\b", s) else 0.0
 
 
