@@ -1638,6 +1638,40 @@ def test_a_market_figure_the_documents_never_give_is_not_found(docs: Path, tmp_p
     assert "The widgets module has 1200 stars." in section(report, "Answer"), report
 
 
+@pytest.mark.parametrize("question, count", [
+    ("How many packages are on Bioconductor?", ("packages", "Bioconductor", "on")),
+    ("How many projects are currently published on PyPI?", ("projects", "PyPI", "on")),
+    ("How many bytes are there in a UUID?", ("bytes", "a UUID", "in")),
+    ("How many results does lru_cache keep?", None),  # what a documented call does, no collection's size
+    ("How do I find out how many columns wide the console is?", None),  # how to find it out
+])
+def test_a_question_asking_how_many_things_a_collection_holds(question: str, count: tuple | None) -> None:
+    from subagents.extractive.undocumented import counts
+
+    assert [(c.noun, c.place, c.prep) for c in counts(question)] == ([count] if count else [])
+
+
+def test_a_count_is_given_by_a_sentence_with_a_number_of_its_own_beside_both_words() -> None:
+    from subagents.extractive.undocumented import Count
+
+    packages = Count("packages", "the gizmo registry", "on")
+    assert packages.stated_by("The gizmo registry holds 1,200 packages.")
+    assert packages.stated_by("The gizmo registry lists over two thousand packages.")
+    assert not packages.stated_by("The gizmo registry ships the Tools4 packages.")  # a digit inside a name
+    assert not packages.stated_by("The gizmo registry holds many packages.")  # no number
+    assert not packages.stated_by("The widget shelf holds 1,200 packages.")  # not that collection
+    assert Count("bytes", "a UUID").stated_by("A UUID is a 16-byte string.")
+
+
+def test_a_count_the_documents_never_give_is_not_found(docs: Path, tmp_path: Path) -> None:
+    result = run("How many widgets are on the widget exchange?", docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage says how many widgets are on the widget exchange." in result.report, result.report
+    (docs / "exchange.txt").write_text("Widget exchange\n\nThe widget exchange lists 340 widgets.\n")
+    report = run("How many widgets are on the widget exchange?", docs, tmp_path / "again").report
+    assert "The widget exchange lists 340 widgets." in section(report, "Answer"), report
+
+
 def test_a_compared_name_opening_its_subagents_objective_is_still_a_name(docs: Path, tmp_path: Path) -> None:
     # "Zorblax (compared with: widgets; part of: …)": its capital is the name's, as the question writes it, not a
     # sentence's first word; a name the documents mention only in passing has no row to quote

@@ -2,9 +2,9 @@
 mentions, a name only mentioned in passing (no title or heading, no API entry names it), a product version
 no release notes title (or, written as one number, no retrieved text names), a year no passage mentions, a
 library no heading names, a tool no English word names, a name of several words no retrieved text joins ("SQL
-Server"), a ranking no passage states ("the most popular web framework"), a name a comparison is made in that
-the documents lack ("let and var in JavaScript"), or — in a corpus large enough for its vocabulary to tell —
-ordinary words the corpus never uses. Each is a reason for "not found" however well the objective's other
+Server"), a ranking no passage states ("the most popular web framework"), a count no passage gives ("How many
+packages are on Bioconductor?"), a name a comparison is made in that the documents lack ("let and var in
+JavaScript"), or — in a corpus large enough for its vocabulary to tell — ordinary words the corpus never uses. Each is a reason for "not found" however well the objective's other
 words are covered (`unanswered`)."""
 
 from __future__ import annotations
@@ -636,7 +636,43 @@ def adopters(question: str) -> list[Adopters]:
         if m else []
 
 
-Unstated = Ranking | Figure | Person | Release | Adopters  # what a question asks that only a sentence stating it answers
+# how many things a collection holds: "How many packages are on Bioconductor?", "How many bytes are in a UUID?"
+_COUNT_ASKED = re.compile(r"^\s*how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:are|is|were|was)\s+(?:there\s+)?"
+                          r"(?:(?:currently|now|presently|already|still|actually)\s+)?(?:[\w-]+(?:ed|en)\s+)?"
+                          r"(?P<prep>on|in|at|inside|within)\s+(?P<place>[^?,;]+?)\s*(?:\?|$)", re.I)
+_NUMBER = re.compile(r"(?<![A-Za-z_\d])\d[\d,.]*(?![A-Za-z_\d])|"  # a number of its own ("16-byte"; not S4Vectors)
+                     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+                     r"hundreds?|thousands?|millions?|billions?|dozens?)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Count:
+    """The question asks how many things a collection holds; only a sentence giving the number answers it."""
+
+    noun: str  # "packages"
+    place: str  # "Bioconductor"
+    prep: str = "in"  # "on"
+
+    @property
+    def text(self) -> str:
+        return f"how many {self.noun} are {self.prep} {self.place}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence with a number beside the counted thing's word and the collection's ("16-byte" and UUID)."""
+        heads = [w for part in (self.noun, self.place)
+                 for w in [x for x in re.findall(r"[A-Za-z]+", part) if x.lower() not in STOP][-1:]]
+        forms = text_forms(sentence)
+        return bool(heads) and all(text_forms(w) & forms for w in heads) and bool(_NUMBER.search(sentence))
+
+
+def counts(question: str) -> list[Count]:
+    m = _COUNT_ASKED.match(question)
+    return [Count(" ".join(m.group("noun").split()), " ".join(m.group("place").split()), m.group("prep").lower())] \
+        if m else []
+
+
+# what a question asks that only a sentence stating it answers
+Unstated = Ranking | Figure | Person | Release | Adopters | Count
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -645,7 +681,8 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
     does)."""
     text = focus.question.text
-    asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text)]
+    asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
+                             *counts(text)]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
     if not asked:
