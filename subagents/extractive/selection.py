@@ -5,11 +5,11 @@ A unit's score is its weighted coverage of the question's terms (term weights ar
 document frequencies; a term in the sentence counts fully, in its passage's headings in part)
 times a bonus for the answer type's pattern (a definition for what-is, an API and an imperative
 for how-to, a because-clause for why, both entities and a contrast for a comparison, an
-enumeration for a list, a yes or no in the question's words for a yes/no question), times small quality factors (a self-contained sentence of ordinary
-length) and the passage's search rank. With the corpus's sentence encoder (`meaning.py`) the relevance
-is half the word coverage and half the closeness in meaning to the objective, for the best sentences by
-words, and a sentence close in meaning answers though it shares only a word of the objective. The
-thresholds are constants calibrated on the dev split.
+enumeration for a list, a yes or no in the question's words for a yes/no question), times small
+quality factors (a self-contained sentence of ordinary length) and the passage's search rank. With the
+corpus's sentence encoder (`meaning.py`) the relevance is half the word coverage and half the closeness in
+meaning to the objective, for the best sentences by words, and a sentence close in meaning answers though it
+shares only a word of the objective. The thresholds are constants calibrated on the dev split.
 
 "Not found" also when the objective asks about what the documents do not cover (`undocumented.py`):
 a name no retrieved text mentions or only mentions in passing, a product version, a tool no English word

@@ -4,8 +4,8 @@ no release notes title (or, written as one number, no retrieved text names), a y
 library no heading names, a tool no English word names, a name of several words no retrieved text joins ("SQL
 Server"), a ranking no passage states ("the most popular web framework"), a count no passage gives ("How many
 packages are on Bioconductor?"), a name a comparison is made in that the documents lack ("let and var in
-JavaScript"), or — in a corpus large enough for its vocabulary to tell — ordinary words the corpus never uses. Each is a reason for "not found" however well the objective's other
-words are covered (`unanswered`)."""
+JavaScript"), or — in a corpus large enough for its vocabulary to tell — ordinary words the corpus never uses.
+Each is a reason for "not found" however well the objective's other words are covered (`unanswered`)."""
 
 from __future__ import annotations
 
