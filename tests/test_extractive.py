@@ -1651,7 +1651,7 @@ def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated:
     ("How many packages are on Bioconductor?", ("packages", "Bioconductor", "on")),
     ("How many projects are currently published on PyPI?", ("projects", "PyPI", "on")),
     ("How many bytes are there in a UUID?", ("bytes", "a UUID", "in")),
-    ("How many results does lru_cache keep?", None),  # what a documented call does, no collection's size
+    ("How many retries does the client make?", None),  # what a documented call does, no collection's size
     ("How do I find out how many columns wide the console is?", None),  # how to find it out
 ])
 def test_a_question_asking_how_many_things_a_collection_holds(question: str, count: tuple | None) -> None:
