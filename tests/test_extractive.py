@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
@@ -2059,3 +2060,33 @@ def test_a_yes_no_part_is_answered_by_the_sentence_saying_whether(tmp_path: Path
 def test_a_part_asking_whether_keeps_its_own_type(part: str, kind: AnswerType) -> None:
     whole = f"How can I check whether a widget is shown on screen, and {part}"
     assert focus_of(f"{part} (part of: {whole})").question.answer_type is kind
+
+
+def test_a_keyword_the_corpus_is_written_in_is_no_gap_of_its_own() -> None:
+    # "WHERE" in a tenth of the passages or more is the language the manual is written in: a claim leaving it out
+    # still answers
+    from subagents.extractive.selection import focus_of, select
+
+    from subagents.extractive.evidence import gather
+    from subagents.model import ToolResultBlock, ToolUseBlock
+
+    question = "How do I keep only the heavy gadgets with WHERE?"
+    results = [{"source_id": f"S{i}", "passage_id": f"p#{i}", "title": "Gadgets", "heading": "Gadgets", "snippet": text}
+               for i, text in enumerate(["Heavy gadgets are kept by a gadget weight filter.", "Old WHERE forms stay."])]
+    payload = {"query": question, "results": results,
+               "corpus": {"passages": 5000, "term_passages": {"where": 1200}, "term_titles": {"where": 3}}}
+    ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
+    sel = select(focus_of(question), ev)
+    assert [u.text for u in sel.claims] == ["Heavy gadgets are kept by a gadget weight filter."], sel.claims
+    assert sel.uncovered == [], sel.uncovered
+
+
+@pytest.mark.parametrize("status, gap", [(FindingsStatus.PARTIAL, True), (FindingsStatus.OK, False)])
+async def test_a_name_no_claim_mentions_is_a_gap_unless_the_subagents_said_they_answered(
+        status: FindingsStatus, gap: bool) -> None:
+    q = "How do I keep only the heavy gadgets with WHERE?"
+    report = sub(q, ["Heavy gadgets are kept by a gadget weight filter."], ["heavy gadgets"])
+    report = replace(report, findings=report.findings.model_copy(update={"status": status}))
+    resp = await ExtractiveModel().complete(lead_request(q, (RoundReport(1, (report,)),), rounds_left=1))
+    delegated = [t["objective"] for u in resp.tool_uses() for t in u.input.get("tasks", [])]
+    assert bool(delegated) is gap and all(x.startswith("WHERE") for x in delegated), delegated

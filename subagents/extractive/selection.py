@@ -659,5 +659,5 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     said = " ".join(u.text for u in chosen)  # the corpus's own subject (R in R's manuals) goes without saying
     # (a whole number is an example's value, weighed in no score: no claim needs to repeat it)
     uncovered = [t for t in focus.terms if t.named and not t.plain_number and not ev.weights.domain(t)
-                 and not mentions(t, forms, said)]
+                 and not ev.weights.everyday(t) and not mentions(t, forms, said)]
     return Selection(chosen, [], gaps.missing, coverage, uncovered=uncovered)

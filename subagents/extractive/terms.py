@@ -335,6 +335,7 @@ def _defined_here(toks: list[tuple[str, int]], i: int, text: str) -> bool:
 DOMAIN_SHARE = 0.1  # a name in at least this share of the passages (and DOMAIN_MIN) is the corpus's own subject
 DOMAIN_MIN = 5
 LETTER_DOMAIN_SHARE = 0.5  # a single letter (R, C) in at least this share of the passages is the corpus's subject
+EVERYDAY_MIN_PASSAGES = 1000  # a corpus this large at least says which names its own text is written in
 RARE_SHARE = 0.003  # a term in at most this share of the passages, and in no title, is mentioned in passing
 
 
@@ -361,6 +362,14 @@ class Weights:
         df = self.df.get(term.key)
         share = DOMAIN_SHARE if len(term.key) > 1 else LETTER_DOMAIN_SHARE
         return term.kind is TermKind.NAME and df is not None and df >= max(DOMAIN_MIN, share * self.passages)
+
+    def everyday(self, term: Term) -> bool:
+        """A name or keyword in a tenth of a large corpus's passages or more ("WHERE" in PostgreSQL's manual, 1 in 9):
+        the vocabulary the corpus is written in. A claim that leaves it out answers no less: no gap to fill on its
+        own. (Statistics of a few retrieved passages, not of a corpus, tell nothing of the kind.)"""
+        df = self.df.get(term.key)
+        return term.kind in (TermKind.NAME, TermKind.IDENT) and len(term.key) > 1 and df is not None \
+            and self.passages >= EVERYDAY_MIN_PASSAGES and df >= DOMAIN_SHARE * self.passages
 
     def incidental(self, term: Term) -> bool:
         """Mentioned only in passing: in a few passages, and no title or heading names it."""
