@@ -444,6 +444,11 @@ def rankings(question: str) -> list[Ranking]:
     return out
 
 
+# a number of its own, in digits or words ("16-byte", "two thousand"; not the 4 of S4Vectors): what gives a figure
+_NUMBER = re.compile(r"(?<![A-Za-z_\d])\d[\d,.]*(?![A-Za-z_\d])|"
+                     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+                     r"hundreds?|thousands?|millions?|billions?|dozens?)\b", re.I)
+
 # a figure of a market: how many stars, downloads or users a thing has, its market share (no manual keeps them)
 _FIGURES = (
     re.compile(r"\bhow\s+many\s+(?P<measure>(?:[\w-]+\s+)?" + _COUNT_NOUNS + r")\s+(?:does|do|did|has|have|had)\s+"
@@ -476,7 +481,7 @@ class Figure:
         forms = text_forms(sentence)
         has_words = bool(words) and all(text_forms(w) & forms for w in words + head)
         counted = self.measure.lower().split()[-1] in _COUNT_WORDS
-        return has_words and (not counted or bool(re.search(r"\d", sentence)))
+        return has_words and (not counted or bool(_NUMBER.search(sentence)))
 
 
 def figures(question: str) -> list[Figure]:
@@ -640,9 +645,6 @@ def adopters(question: str) -> list[Adopters]:
 _COUNT_ASKED = re.compile(r"^\s*how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:are|is|were|was)\s+(?:there\s+)?"
                           r"(?:(?:currently|now|presently|already|still|actually)\s+)?(?:[\w-]+(?:ed|en)\s+)?"
                           r"(?P<prep>on|in|at|inside|within)\s+(?P<place>[^?,;]+?)\s*(?:\?|$)", re.I)
-_NUMBER = re.compile(r"(?<![A-Za-z_\d])\d[\d,.]*(?![A-Za-z_\d])|"  # a number of its own ("16-byte"; not S4Vectors)
-                     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
-                     r"hundreds?|thousands?|millions?|billions?|dozens?)\b", re.I)
 
 
 @dataclass(frozen=True)
