@@ -197,6 +197,20 @@ def test_gap_label_is_not_searched_for(tmp_path: Path, cache_env: Path) -> None:
     assert not (run_dir / "report.md").exists()
 
 
+
+def test_a_question_about_a_one_letter_name_is_searched_for_that_name(tmp_path: Path, cache_env: Path) -> None:
+    from lead_agent import research_sync
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "about.txt").write_text("About R\n\nR is a system for statistical computation and graphics.\n\n"
+                                    "Installing\n\nThe installer copies the files into the library directory.\n")
+    # "R" is the only word left once question words go: it is searched, not dropped as too short
+    result = research_sync("What is R?", corpus=[docs], runs_dir=tmp_path / "runs", use_config_file=False)
+    assert result.status == "completed"
+    answer = result.report.split("## Answer", 1)[1].split("\n## ", 1)[0]
+    assert "R is a system for statistical computation and graphics." in answer
+
 @pytest.mark.parametrize("manifest", ['{"run_id": "x"', "{}", "[]", "\xff"])
 def test_show_of_a_corrupt_run_is_one_line_not_a_traceback(tmp_path: Path, manifest: str) -> None:
     run_dir = tmp_path / "runs" / "r"

@@ -788,6 +788,8 @@ def test_a_title_of_common_words_is_searched_when_nothing_else_is_left() -> None
     assert to_fts_query("Tell me about The Zen of Python") == '"zen" OR "python"'  # (other words left: no change)
     with pytest.raises(CorpusError, match="no searchable words"):
         to_fts_query("What is it? Is it here?")  # capitals that start a sentence are no title
+    assert to_fts_query("What is R?") == '"r"'  # a letter standing alone as a name, when nothing else is left
+    assert to_fts_query("What is R's C API?") == '"api"'
 
 
 def test_operators_standing_alone_are_named_and_prose_marks_are_not() -> None:

@@ -86,7 +86,7 @@ def query_terms(question: str) -> list[str]:
             terms.append(" ".join(parts))
         named = {p.lower() for p in _PART.findall(original) if _written_as_name(p, quoted, shouted)}
         terms.extend(p for p in parts if (p not in STOPWORDS or p in named) and (len(p) > 1 or p.isdigit()))
-    seen: dict[str, None] = dict.fromkeys(terms or _title_words(question))
+    seen: dict[str, None] = dict.fromkeys(terms or _title_words(question) or letter_names(question))
     return list(seen)[:MAX_TERMS]
 
 
