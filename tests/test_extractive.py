@@ -1323,6 +1323,18 @@ def test_a_keyword_that_is_an_english_word_is_mentioned_only_where_used_as_the_k
         assert any(mentions(make_term(k, TermKind.IDENT), text_forms(used)) for k in ("is", "in")), used
 
 
+def test_a_name_that_starts_with_a_dot_is_mentioned_where_the_text_writes_it(tmp_path: Path) -> None:
+    # dot files and R's dotted names (.Rprofile, .pgpass, .libPaths()) are names like any other: a passage that
+    # writes one mentions it, so the question about it is answered, not "no retrieved passage mentions .Rprofile"
+    for text in ("Edit ~/.Rprofile first.", "the .Rprofile file", "Call .libPaths() to see them."):
+        name = ".libPaths" if "libPaths" in text else ".Rprofile"
+        assert mentions(make_term(name, TermKind.IDENT), text_forms(text)), text
+    docs = write_tree(tmp_path / "docs", {"startup.md": "# Startup\n\n## The .Rprofile file\n\n"
+        "R reads the .Rprofile file in the home directory at startup and runs the code in it.\n\n"
+        "## Libraries\n\nThe library directories are listed by .libPaths() in the order they are searched.\n"})
+    answer = answer_to("When is my .Rprofile read?", docs, tmp_path)
+    assert "reads the .Rprofile file in the home directory at startup" in answer, answer
+
 def test_a_longer_entity_is_described_by_the_words_that_set_it_apart(tmp_path: Path) -> None:
     # "MERGE ALL" holds "MERGE": a sentence naming only MERGE is about the sibling; a parenthesized sentence
     # that contrasts them is prose, never a code block

@@ -161,7 +161,7 @@ def _text_forms(text: str) -> frozenset[str]:
         tok = m.group(0).strip("`")
         if not tok:
             continue
-        if not tok[0].isalnum() and tok[0] not in "_@" or tok in (":=", "==", "!=", "+=", "//", "**", "->"):
+        if not tok[0].isalnum() and tok[0] not in "_@." or tok in (":=", "==", "!=", "+=", "//", "**", "->"):
             out.add(tok)
             continue
         if "-" in tok and not _is_ident(tok):
