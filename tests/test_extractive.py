@@ -2104,3 +2104,25 @@ async def test_a_name_no_claim_mentions_is_a_gap_unless_the_subagents_said_they_
     resp = await ExtractiveModel().complete(lead_request(q, (RoundReport(1, (report,)),), rounds_left=1))
     delegated = [t["objective"] for u in resp.tool_uses() for t in u.input.get("tasks", [])]
     assert bool(delegated) is gap and all(x.startswith("WHERE") for x in delegated), delegated
+
+
+@pytest.mark.parametrize("question, terms", [
+    # the scene set from another product goes; what is left says in words what it wants
+    ("Coming from Gizmo DB, where I used AUTO_BUMP, what should I use for a column that counts up by itself?",
+     ["column", "counts"]),
+    ("In Gizmo I would use a GizmoMap; how do I look up a widget by its serial number?", ["look", "widget", "serial", "number"]),
+    # what is left only asks for a counterpart: the other product's names are what it asks about
+    ("In Gizmo I would use a GizmoMap; what is the equivalent here?", ["Gizmo", "GizmoMap", "equivalent"]),
+    ("How do I migrate from Gizmo DB with gizmo2pg?", ["migrate", "Gizmo", "DB", "gizmo2pg"]),
+])
+def test_what_the_asker_knows_from_another_product_is_the_scene_not_the_question(question: str, terms: list[str]) -> None:
+    assert [t.text for t in analyse(question).terms] == terms
+
+
+def test_a_question_set_in_another_product_is_answered_from_these_documents(tmp_path: Path) -> None:
+    docs = write_tree(tmp_path / "docs", {"columns.md": "# Columns\n\n## Identity columns\n\n"
+        "An identity column is a column that counts up by itself: each new row gets the next number of its sequence.\n\n"
+        "## Defaults\n\nA default value is used when an insert gives no value for the column.\n"})
+    answer = answer_to("Coming from Gizmo DB, where I used AUTO_BUMP, what should I use for a column that counts up "
+                       "by itself?", docs, tmp_path)
+    assert "An identity column is a column that counts up by itself" in answer, answer

@@ -207,9 +207,35 @@ def split_parts(q: str) -> list[str]:
     return [p if p.endswith("?") else p + "?" for p in pieces] if len(pieces) > 1 else [q]
 
 
+# What the asker knows from elsewhere, said before the question: "Coming from MySQL, where I used AUTO_INCREMENT,
+# …", "In Java I would use a HashMap; …". It sets the scene; the question after it asks for this corpus's way.
+_ELSEWHERE = re.compile(
+    r"^(?:(?i:i'?m|i\s+am|i\s+was|i'?ve\s+been|we'?re|we\s+are)\s+)?(?i:coming|moving|switching|migrating|porting)"
+    r"\s+(?i:over\s+)?(?i:from)\s+[^;,.?!]+(?:,\s*(?i:where|and|in\s+which)\s+[^;,.?!]+)?[;,.]\s+"
+    r"|^(?i:in|with)\s+[A-Z][\w+#-]*(?:\s+[A-Z][\w+#-]*)?,?\s+(?i:I|we)\s+(?i:would\s+|'d\s+|used\s+to\s+|usually\s+|always\s+)?"
+    r"(?i:use|write|call|type|run)\b[^;.?!]*[;.]\s+")
+_AFTER_SCENE = re.compile(r"^(?:so|and|but|now)\b\s*,?\s*", re.I)
+# words that ask for a counterpart without saying what it does
+_COUNTERPART = frozenset("equivalent equivalents counterpart alternative alternatives replacement instead similar "
+                         "same analog analogue thing things way one use".split())
+
+
+def without_elsewhere(q: str) -> str:
+    """The question without the scene the asker sets from another product (`_ELSEWHERE`), when what is left says in
+    words of its own what it wants ("what should I use in PostgreSQL for an auto-incrementing id column?"); as it
+    is when what is left only asks for a counterpart ("what is the Python equivalent?": then the other product's
+    name is what it asks about)."""
+    m = _ELSEWHERE.match(q)
+    if not m:
+        return q
+    rest = _AFTER_SCENE.sub("", q[m.end():])
+    own = [t for t in extract_terms(rest) if t.kind is TermKind.WORD and t.key not in _COUNTERPART]
+    return rest[:1].upper() + rest[1:] if len(own) >= 2 and rest.rstrip().endswith("?") else q
+
+
 def analyse(text: str) -> Question:
     """Analyse a question or an objective."""
-    q = clean(_LEAD_NOTE.sub(" ", text))
+    q = without_elsewhere(clean(_LEAD_NOTE.sub(" ", text)))
     parts = split_parts(q)
     if len(parts) > 1 and not comparison_entities(q):
         subs = [analyse_single(p) for p in parts]
