@@ -1083,6 +1083,13 @@ def test_a_long_decimal_in_the_question_is_a_value_not_a_version(tmp_path: Path)
                       "other.txt": "Colours\n\nThis page is about colours and nothing else.\n"})
     report = run("Why does adding 0.1 and 0.2 give 0.30000000000000004 instead of 0.3?", docs, tmp_path).report
     assert "cannot represent 0.1 exactly" in section(report, "Answer"), report
+    # a fraction of one is a value too ("jumped from 0.3 to 0.95"), unless a name or "version" comes before it
+    (docs / "fit.txt").write_text("Fit scores\n\nWithout an intercept the fit score is measured against zero, not "
+                                  "against the mean, so it comes out higher.\n")
+    report = run("My fit score jumped from 0.3 to 0.95 when I dropped the intercept. Why?", docs, tmp_path / "fit").report
+    assert "measured against zero" in section(report, "Answer"), report
+    report = run("Why did the fit score change in Gizmo 0.3?", docs, tmp_path / "gizmo").report
+    assert "do not answer this question" in section(report, "Answer"), report
 
 
 def test_sentences_that_name_none_of_the_names_asked_about_answer_something_else(docs: Path, tmp_path: Path) -> None:
@@ -2126,3 +2133,23 @@ def test_a_question_set_in_another_product_is_answered_from_these_documents(tmp_
     answer = answer_to("Coming from Gizmo DB, where I used AUTO_BUMP, what should I use for a column that counts up "
                        "by itself?", docs, tmp_path)
     assert "An identity column is a column that counts up by itself" in answer, answer
+
+
+def test_a_name_the_asker_wants_as_a_value_is_a_detail_not_where_the_question_is_asked(tmp_path: Path) -> None:
+    # "record NaN for the steps that fail": the sentence answering how to go on after an error need not name NaN;
+    # "in Gadgetscript" (test_sentences_that_name_none_of_the_names_asked_about_…), "a Kotlin data class",
+    # "Kotlin's" set where the question is asked
+    from subagents.extractive.selection import sets_the_scene
+
+    assert not sets_the_scene("NaN", "How can it go on and record NaN for the steps that fail?")
+    assert not sets_the_scene("Excel", "How do I export a table for Excel?")
+    assert all(sets_the_scene("Kotlin", q) for q in ("How do I write a Kotlin data class?", "Is there Kotlin's when?",
+                                                     "How do I sort a list in Kotlin?"))
+    docs = write_tree(tmp_path / "docs", {"errors.md": "# Errors\n\n## Going on after an error\n\n"
+        "Wrap each step in try() so that the loop goes on after an error: try() returns an object of class try-error "
+        "instead of stopping.\n\n## NaN\n\nNaN is printed by the console in grey; the console colours are set in the console settings dialog.\n",
+        **{f"topic{i}.md": f"# Topic {i}\n\nThe topic {i} page describes gadget number {i} and its knobs.\n"
+           for i in range(30)}})
+    answer = answer_to("My loop stops at the first error. How can the loop go on after an error and record NaN for "
+                       "the steps that fail?", docs, tmp_path)
+    assert "Wrap each step in try()" in answer, answer

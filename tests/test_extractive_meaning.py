@@ -179,3 +179,31 @@ def test_without_ranking_by_meaning_no_entry_takes_a_read_for_its_closeness(tmp_
                  tmp_path / "words")
     reads = _reads(result.run_dir)
     assert len(reads) >= 5 and not any("faq.md" in r for r in reads), reads
+
+
+
+def test_an_entry_headed_by_a_question_asked_alike_answers_a_story_that_shares_few_of_its_words() -> None:
+    # the asker tells a story in words of their own; the FAQ entry asks the same in its heading (here the one above
+    # the entry's own: a PDF heading wrapped over two lines), and its sentences answer in the entry's words
+    import json
+
+    from subagents.extractive.evidence import gather
+    from subagents.extractive.meaning import Meaning
+    from subagents.extractive.selection import focus_of, select
+    from subagents.model import ToolResultBlock, ToolUseBlock
+
+    question = ("I refitted my gizmo model without a base and the fit score jumped from low to nearly perfect. Is the "
+                "gizmo really that much better now, or is it computing something different?")
+    heading = "Gizmo FAQ > Why does the gizmo report a strange fit score for a model without a base? > 7.4 Why does"
+    results = [{"source_id": "S1", "passage_id": "faq#1", "title": "Gizmo FAQ", "heading": heading, "snippet":
+                "The manual page on reports says more. Otherwise the number could be negative, as a constant may do "
+                "better."}]
+    words = "refitted gizmo model base fit score jumped low nearly perfect better computing different".split()
+    payload = {"query": question, "results": results,
+               "corpus": {"passages": 5000, "term_passages": dict.fromkeys(words, 40), "term_titles": {}}}
+    ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
+    alike = PatternEncoder(r"strange fit score|jumped from low", "test-asked-alike-1")
+    sel = select(focus_of(question), ev, meaning=Meaning(alike, question))
+    assert any(u.text.startswith("Otherwise the number could be negative") for u in sel.claims), sel
+    unlike = PatternEncoder(r"jumped from low", "test-asked-alike-2")  # the heading asks something else
+    assert not select(focus_of(question), ev, meaning=Meaning(unlike, question)).claims

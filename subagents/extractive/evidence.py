@@ -52,6 +52,13 @@ class Passage:
         return self.own_heading.rstrip().endswith("?")
 
     @property
+    def asked_heading(self) -> str:
+        """The question the passage's entry is headed by, its own heading or the one right above it ("7.41 Why does
+        summary() report strange results for" under the whole question: a PDF's heading wrapped over two lines,
+        whose outline holds it whole); "" when neither is a question."""
+        return next((h for h in reversed(self.heading.split(" > ")[-2:]) if h.rstrip().endswith("?")), "")
+
+    @property
     def context(self) -> str:
         """Title, headings and the index entries pointing here: what the passage is about."""
         return " ".join([self.title, self.heading, *self.aliases])

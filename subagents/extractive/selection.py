@@ -445,6 +445,20 @@ def _close_in_meaning(s: Scored) -> bool:
     return s.similarity is not None and s.similarity >= SEM_ENOUGH
 
 
+ASKED_ALIKE = 0.6  # an entry headed by a question this close in meaning to the objective asks what it asks
+
+
+def asked_alike(scored: list[Scored], meaning: Meaning) -> set[str]:
+    """The passages (source ids) among `scored` that are entries headed by a question close in meaning to the
+    objective (`ASKED_ALIKE`): a FAQ's "Why does summary() report strange results for the R^2 estimate when I fit a
+    linear model with no intercept?" for "I refitted my regression without an intercept and the R-squared jumped
+    … is R computing something different?". Its sentences answer in the entry's words, which a story of the
+    asker's own shares few of."""
+    entries = {s.unit.source_id: s.unit.passage.asked_heading for s in scored if s.unit.passage.asked_heading}
+    sims = meaning.of(list(entries.values()))
+    return {sid for sid, sim in zip(entries, sims) if sim is not None and sim >= ASKED_ALIKE}
+
+
 def _meaning_share(sim: float | None) -> float:
     return 0.0 if sim is None else max(0.0, (sim - SEM_BASE) / (1 - SEM_BASE))
 
@@ -609,13 +623,30 @@ def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> U
     return before[-1] if before and u.position - before[-1].position <= 4 else None
 
 
+_SCENE_BEFORE = r"\b(?:in|with|using|within|inside|under|via|through|on|from)\s+(?:(?:the|an?|my|our|its|their|this)\s+)?"
+_DETAIL_AFTER = re.compile(r"\s+(?:for|to|in|into|on|at|by|with|from|as|when|if|or|and|instead|values?)\b|\s*[,.;:?!)]|\s*$",
+                           re.I)
+
+
+def sets_the_scene(name: str, question: str) -> bool:
+    """Whether a name sets where the question is asked: after "in", "with", "using" … ("in JavaScript", "with the
+    Django ORM"), before an 's ("Kotlin's"), or before the noun it qualifies ("a Kotlin data class"). A name the
+    asker wants as a value ("record NaN for the fits that fail"), an example, or what an answer is for ("for
+    Excel") is a detail of the question, not its setting."""
+    x = re.escape(name)
+    if re.search(rf"{_SCENE_BEFORE}{x}\b", question, re.I) or re.search(rf"\b{x}['’]s\b", question):
+        return True
+    after = [question[m.end():] for m in re.finditer(rf"(?<![\w.]){x}(?![\w])", question)]
+    return any(not _DETAIL_AFTER.match(rest) for rest in after) and not re.search(
+        rf"\bfor\s+(?:the\s+|an?\s+)?{x}\b", question)
+
+
 def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]:
     """The names the objective asks about when no chosen sentence, nor its passage's titles, headings and index
     entries, names any of them: the closest sentences answer something else ("var" of contextvars for "let and
     var in JavaScript"), so quoting them would be an answer built from word overlap."""
     asked = focus.question.text
-    names = [t for t in focus.key_names(weights) if t not in focus.siblings
-             and not re.search(rf"\bfor\s+(?:the\s+|an?\s+)?{re.escape(t.text)}\b", asked)]  # "for Excel": a purpose
+    names = [t for t in focus.key_names(weights) if t not in focus.siblings and sets_the_scene(t.text, asked)]
     if not names or any(t.kind is not TermKind.NAME for t in names):
         return []  # an identifier or a keyword the sentences leave out may still be what they document
     for u in chosen:
@@ -639,8 +670,9 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     terms = weighted_terms(focus, ev.weights, ev.alias_forms(), ev.all_text())
     own = [t for t, _ in terms if t not in focus.context]  # the whole question's other words only help
     need = 2 if len(own) >= 3 else 1
+    alike = asked_alike(scored[:10], meaning)
     enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need
-              or _close_in_meaning(s) and s.hits >= 1]
+              or (_close_in_meaning(s) or s.unit.source_id in alike) and s.hits >= 1]
     gaps = unanswered(focus, ev, focus.key_names(ev.weights))
     if best is None or gaps or not enough:
         return Selection([], related, gaps.missing, coverage, passing=gaps.passing, unknown=gaps.unknown,

@@ -46,10 +46,18 @@ def _asked_by_name(t: Term, question: str) -> bool:
         return not re.search(rf"\d\s*{x}\s*\.?\d", question)  # "+" between numbers is arithmetic
     if t.kind is TermKind.NUMBER:  # a version's parts are short; "0.30000000000000004" is a value, as in arithmetic
         versionlike = "." in t.text and all(len(p) <= 3 for p in t.text.split(".")[1:])
-        return versionlike and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question)
+        return versionlike and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question) \
+            and not _a_value(t.text, question)
     if t.word_keyword:  # "a for loop", "the with statement": the language's own keyword,
         return False  # which passages on what else is asked need not use (and do not lack: the docs define it)
     return t.named
+
+
+def _a_value(number: str, question: str) -> bool:
+    """A number the question gives as a value, not a version: a fraction of one ("the R-squared jumped from 0.3 to
+    0.95") that no name or "version" precedes ("Python 0.9" is a version)."""
+    named = re.search(rf"\b(?:[A-Z][\w+#-]*|(?i:versions?|releases?|v))\s+{re.escape(number)}(?![\w.])", question)
+    return number.startswith("0.") and number.count(".") == 1 and not named
 
 
 _NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")
