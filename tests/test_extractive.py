@@ -1900,11 +1900,16 @@ def test_an_r_example_is_not_labelled_python_and_a_python_one_is(tmp_path: Path)
                                           "To drop the missing values of a vector, index it with the negated is.na():\n\n"
                                           "```\ny <- x[!is.na(x)]\n```\n\n"
                                           "## Sorting\n\nTo sort a list of gadgets in place, call sort() on it:\n\n"
-                                          "```\ngadgets.sort(key=len)\n```\n"})
+                                          "```\ngadgets.sort(key=len, reverse=True)\n```\n\n"
+                                          "## Colours\n\nTo draw the gadget plot in blue, set the colour first:\n\n"
+                                          "```\npar(col=4, lty=2)\n```\n"})
     answer = answer_to("How do I drop the missing values of a vector?", docs, tmp_path)
     assert "```\ny <- x[!is.na(x)]\n```" in answer, answer
     answer = answer_to("How do I sort a list of gadgets in place?", docs, tmp_path / "py")
-    assert "```python\ngadgets.sort(key=len)\n```" in answer, answer
+    assert "```python\ngadgets.sort(key=len, reverse=True)\n```" in answer, answer
+    # a call alone is R as much as Python: no label
+    answer = answer_to("How do I draw the gadget plot in blue?", docs, tmp_path / "r")
+    assert "```\npar(col=4, lty=2)\n```" in answer, answer
 
 
 def test_a_function_named_for_what_is_asked_answers_though_its_description_does_not_repeat_the_name(

@@ -46,6 +46,11 @@ def is_code(text: str) -> bool:
 _SQL = re.compile(r"\b(?:SELECT|CREATE|INSERT|UPDATE)\b")
 _PYTHON = re.compile(r">>>|^\s*(?:def|class|import|from|print|return|with|for|if)\b|^\s*[\w.]+\s*=|"
                      r"\b(?![A-Z\d_]+\()[A-Za-z_][\w.]*\(", re.M)  # a call, not an SQL type's "NUMERIC(3, 1)"
+# what only Python writes: a statement keyword opening a line, None/True/False, a block's colon, a bare star
+# parameter; a call or an assignment alone ("par(col=4, lty=2)") is R as much as Python
+_PYTHON_ONLY = re.compile(r">>>|^\s*(?:def|class|import|from|return|with|for|if|elif|while|try|except|raise|yield|"
+                          r"async|await|lambda|assert|pass)\b|\b(?:None|True|False)\b|:\s*$|[(,]\s*\*{1,2}\s*[\w,)]",
+                          re.M)
 
 
 def cite(c: Claim) -> str:
@@ -53,11 +58,12 @@ def cite(c: Claim) -> str:
 
 
 def is_python(code: str) -> bool:
-    """Python as an interpreter session shows it (`>>>`), or code that reads like Python and parses as it: R's
-    `y <- x[!is.na(x)]`, C, a shell session and SQL do not (they get a fence with no language)."""
+    """Python as an interpreter session shows it (`>>>`), or code that reads like Python, writes something only
+    Python writes (`_PYTHON_ONLY`) and parses as it: R's `y <- x[!is.na(x)]` and `par(col=4, lty=2)`, C, a shell
+    session and SQL do not (they get a fence with no language)."""
     if ">>>" in code:
         return True
-    if not _PYTHON.search(code) or _SQL.search(code):
+    if not _PYTHON.search(code) or not _PYTHON_ONLY.search(code) or _SQL.search(code):
         return False
     for text in filter(None, (textwrap.dedent(code), _as_def(code))):
         try:
