@@ -84,7 +84,11 @@ def section(report: str, title: str) -> str:
     ("I would like to sort a list", ["sort", "list"]),
     ("My query with WHERE name LIKE 'abc%' is slow", ["query", "WHERE", "name", "LIKE", "abc", "slow"]),  # SQL's
     ("What does the like operator do?", ["like", "operator"]),
-    ("Why does f(1,234) fail?", ["f(1,234)", "fail"])])  # a call's arguments, no number written out
+    ("Why does f(1,234) fail?", ["f(1,234)", "fail"]),  # a call's arguments, no number written out
+    # numbered names given as examples are the asker's own instances, which no page names; a quoted message is not
+    ('My names are built with paste(), like "score_1", "score_2". How do I fetch a value by name?',
+     ["names", "built", "paste()", "fetch", "value"]),
+    ("What does an error like 'x1 is not defined' mean?", ["error", "x1", "defined", "mean"])])
 def test_an_example_and_a_number_written_out_with_separators_are_no_terms(question: str, terms: list[str]) -> None:
     assert [t.text for t in extract_terms(question)] == terms
 

@@ -243,7 +243,7 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     toks = [(m.group(0), m.start()) for m in TOKEN.finditer(text)]
     out: dict[frozenset[str], Term] = {}
     templates = format_templates(text)
-    grouped = [m.span() for m in _GROUPED_NUMBER.finditer(text)]
+    grouped = [m.span() for m in _GROUPED_NUMBER.finditer(text)] + numbered_examples(text)
     for i, (tok, start) in enumerate(toks):
         if any(a <= start < b for a, b in grouped):
             continue  # "like 1,234,567": a number written out to show its format, whose groups are no numbers asked
@@ -281,6 +281,17 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     # a symbol the words were cut from a longer one ("->" of "->>") is not asked about unless it stands alone too
     return [t for t in out.values() if t.kind is not TermKind.SYMBOL or has_operator(t.text, text)
             or not any(o.kind is TermKind.SYMBOL and t.text in o.text and o.text != t.text for o in out.values())]
+
+
+_EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.|for\s+example|for\s+instance),?\s+"
+                       r"((?:[\"'`][^\"'`\s]+[\"'`](?:\s*(?:,|or|and|,\s*and|,\s*or)\s*(?=[\"'`]))?)+)", re.I)
+_NUMBERED = re.compile(r"[\"'`]([A-Za-z_][\w.]*\d[\w.]*)[\"'`]")
+
+
+def numbered_examples(text: str) -> list[tuple[int, int]]:
+    """The spans of quoted numbered names given as examples ("names like "score_1", "score_2""): instances of what is
+    asked about, made up by the asker, which no page names."""
+    return [m.span() for e in _EXAMPLES.finditer(text) for m in _NUMBERED.finditer(text, e.start(1), e.end(1))]
 
 
 _GROUPED_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])")  # 1,234,567 (not "f(1,2)")
