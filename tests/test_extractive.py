@@ -88,7 +88,11 @@ def section(report: str, title: str) -> str:
     # numbered names given as examples are the asker's own instances, which no page names; a quoted message is not
     ('My names are built with paste(), like "score_1", "score_2". How do I fetch a value by name?',
      ["names", "built", "paste()", "fetch", "value"]),
-    ("What does an error like 'x1 is not defined' mean?", ["error", "x1", "defined", "mean"])])
+    ("What does an error like 'x1 is not defined' mean?", ["error", "x1", "defined", "mean"]),
+    # the asker's own names for their things; "the function called print" is a documented one
+    ("I have a table called orders_archive. How do I add a column?", ["table", "called", "add", "column"]),
+    ('A tool created my table as "OrderItems"; why does FROM OrderItems fail?', ["tool", "created", "table", "FROM", "fail"]),
+    ("What does the function called print do?", ["function", "called", "print"])])
 def test_an_example_and_a_number_written_out_with_separators_are_no_terms(question: str, terms: list[str]) -> None:
     assert [t.text for t in extract_terms(question)] == terms
 
@@ -2162,3 +2166,74 @@ def test_a_name_the_asker_wants_as_a_value_is_a_detail_not_where_the_question_is
     answer = answer_to("My loop stops at the first error. How can the loop go on after an error and record NaN for "
                        "the steps that fail?", docs, tmp_path)
     assert "Wrap each step in try()" in answer, answer
+
+
+@pytest.mark.parametrize("question, terms", [
+    # a date or a time written out is a value: its parts ("T12") are no names
+    ("An API hands me 2023-04-01T12:30:00+02:00; how do I parse it?", [("API", TermKind.NAME)]),
+])
+def test_values_and_examples_in_a_question_are_no_names(question: str, terms: list[tuple[str, TermKind]]) -> None:
+    got = [(t.text, t.kind) for t in extract_terms(question)]
+    assert all(t in got for t in terms), got
+    assert not any(k in (TermKind.NAME, TermKind.IDENT) and (t[0].isdigit() or t.startswith("T1")) for t, k in got), got
+
+
+def test_a_file_extension_mentioned_in_passing_is_named_by_its_format_page() -> None:
+    # ".gz" is in few passages and no title: a product in passing would be undocumented, but a kind of file is
+    # documented under its format's name ("gzip")
+    from subagents.extractive.evidence import gather
+    from subagents.extractive.selection import select
+    from subagents.model import ToolResultBlock, ToolUseBlock
+
+    question = "How do I read the .gz logs my server writes line by line as text?"
+    results = [{"source_id": "S1", "passage_id": "gzip#1", "title": "gzip — Support for gzip files", "heading": "gzip",
+                "snippet": "Open a gzip-compressed file in text mode with gzip.open() to read its lines as text; "
+                           "such files end in .gz."}]
+    payload = {"query": question, "results": results,
+               "corpus": {"passages": 5000, "term_passages": {"gz": 3}, "term_titles": {"gz": 0}}}
+    ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
+    sel = select(focus_of(question), ev)
+    assert not sel.passing and sel.claims and sel.claims[0].text.startswith("Open a gzip-compressed file"), sel
+    assert mentions(make_term(".gz", TermKind.IDENT), text_forms("Open the gz file, or log.gz, with gzip.open()."))
+
+
+def test_a_quoted_example_the_corpus_never_uses_is_not_an_undocumented_product() -> None:
+    # "pgbouncer" alone is a tool the documents do not cover; the same made-up word given as an example is not
+    from subagents.extractive.evidence import gather
+    from subagents.model import ToolResultBlock, ToolUseBlock
+    from subagents.extractive.selection import select
+
+    def sel(question: str):
+        results = [{"source_id": "S1", "passage_id": "p#1", "title": "Commands", "heading": "Commands > Close matches",
+                    "snippet": "Suggest the closest valid command for a mistyped command with the close matches helper."}]
+        payload = {"query": question, "results": results,
+                   "corpus": {"passages": 5000, "term_passages": {"blorptz": 0}, "term_titles": {"blorptz": 0}}}
+        ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}),
+                      ToolResultBlock("t1", json.dumps(payload)))])
+        return select(focus_of(question), ev)
+
+    assert not sel("How do I suggest the closest valid command for a mistyped command in blorptz?").claims
+    chosen = sel("How do I suggest the closest valid command for a mistyped command, such as 'blorptz'?").claims
+    assert chosen and chosen[0].text.startswith("Suggest the closest valid command"), chosen
+
+
+@pytest.mark.parametrize("question, missing", [
+    ("How do I use gizmo.spin() to turn a gizmo?", ["gizmo.spin()"]),  # "spin" only of another thing: not gizmo's
+    ("How do I use gizmo.turn() to turn a gizmo?", []),  # written whole
+    ("How do I use Gizmo.tilt() on a gizmo?", []),  # its last part under a heading that names its class
+])
+def test_a_qualified_name_is_mentioned_as_written_or_under_its_package(question: str, missing: list[str]) -> None:
+    from subagents.extractive.evidence import gather
+    from subagents.extractive.selection import select
+    from subagents.model import ToolResultBlock, ToolUseBlock
+
+    results = [
+        {"source_id": "S1", "passage_id": "gizmo#1", "title": "gizmo — Gizmo tools", "heading": "gizmo — Gizmo tools",
+         "snippet": "Call gizmo.turn(angle) to turn a gizmo by the given angle."},
+        {"source_id": "S2", "passage_id": "gizmo#2", "title": "gizmo — Gizmo tools", "heading": "The Gizmo class",
+         "snippet": "tilt(angle) tilts the gizmo on its base."},
+        {"source_id": "S3", "passage_id": "desk#1", "title": "Desktop", "heading": "Desktop",
+         "snippet": "The spin button of the desktop spins the wheel."}]
+    payload = {"query": question, "results": results}
+    ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
+    assert [t.text for t in select(focus_of(question), ev).missing] == missing

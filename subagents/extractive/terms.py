@@ -196,6 +196,14 @@ def _is_ident(tok: str) -> bool:
             or ("." in tok and not tok[0].isdigit() and not tok.endswith(".")) or bool(_LETTERS_DIGITS.fullmatch(tok)))
 
 
+_EXTENSION = re.compile(r"(?:\.[a-z][a-z0-9]{0,3})+")
+
+
+def is_extension(text: str) -> bool:
+    """A file name's extension (".gz", ".tar.gz"): a kind of file, which pages may name by its format ("gzip")."""
+    return bool(_EXTENSION.fullmatch(text.strip("`")))
+
+
 def _kind(tok: str, first: bool) -> TermKind:
     bare = tok.strip("`")
     if re.fullmatch(r"\d+(?:\.\d+)*", bare):
@@ -243,10 +251,14 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     toks = [(m.group(0), m.start()) for m in TOKEN.finditer(text)]
     out: dict[frozenset[str], Term] = {}
     templates = format_templates(text)
-    grouped = [m.span() for m in _GROUPED_NUMBER.finditer(text)] + numbered_examples(text)
+    grouped = [m.span() for m in _GROUPED_NUMBER.finditer(text)] + numbered_examples(text) \
+        + [m.span() for m in _DATE_TIME.finditer(text)]
+    mine = own_names(text)
     for i, (tok, start) in enumerate(toks):
         if any(a <= start < b for a, b in grouped):
             continue  # "like 1,234,567": a number written out to show its format, whose groups are no numbers asked
+        if tok.strip("`") in mine:
+            continue  # the asker's own table, column or function: no page's subject
         bare = tok.strip("`")
         low = bare.lower().rstrip("*")
         first = sentence and (i == 0 or bool(re.search(r"[.?!:]\s*$", text[:start])))
@@ -286,6 +298,22 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
 _EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.|for\s+example|for\s+instance),?\s+"
                        r"((?:[\"'`][^\"'`\s]+[\"'`](?:\s*(?:,|or|and|,\s*and|,\s*or)\s*(?=[\"'`]))?)+)", re.I)
 _NUMBERED = re.compile(r"[\"'`]([A-Za-z_][\w.]*\d[\w.]*)[\"'`]")
+
+
+def quoted_examples(text: str) -> list[tuple[int, int]]:
+    """The spans of the quoted words given as examples ("a typo such as 'stauts'", "an error like 'KeyError'")."""
+    return [m.span() for e in _EXAMPLES.finditer(text) for m in _QUOTED_WORD.finditer(text, e.start(1), e.end(1))]
+
+
+def example_words(text: str) -> set[str]:
+    """The quoted words a text gives as examples, without their quotes ("stauts" of "a typo such as 'stauts'")."""
+    return {text[a + 1:b - 1] for a, b in quoted_examples(text)}
+
+
+_QUOTED_WORD = re.compile(r"[\"'`][^\"'`\s]+[\"'`]")
+# a date or a time written out ("2023-04-01T12:30:00+02:00", "2024-01-31"): a value, whose parts are no names
+_DATE_TIME = re.compile(r"(?<![\w.-])\d{4}-\d{2}-\d{2}"
+                        r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w-])")
 
 
 def numbered_examples(text: str) -> list[tuple[int, int]]:
@@ -330,6 +358,20 @@ def _narrates(toks: list[tuple[str, int]], i: int, text: str) -> bool:
 
 _BINDS = frozenset({"def", "class"})
 _DEFAULTED = re.compile(r"\((?:[^()=]*,)?\s*\w+\s*=(?!=)")  # a parameter given a default value in a def's list
+
+
+_THINGS = (r"(?:tables?|columns?|functions?|variables?|files?|class(?:es)?|modules?|databases?|schemas?|indexe?s?|views?|"
+           r"objects?|lists?|dict(?:ionary|ionaries|s)?|frames?|vectors?|fields?|keys?|types?|scripts?|packages?|programs?|"
+           r"projects?|apps?|directory|directories|folders?|users?|roles?|sequences?|triggers?|procedures?)")
+_OWN_NAME = re.compile(rf"\b(?:my|our|(?:I|we)\s+(?:have|had|created|made|defined|wrote|use)\s+(?:an?|the))\s+"
+                       rf"(?:[\w-]+\s+){{0,2}}?{_THINGS}\s+(?:(?:called|named)\s+[\"'`]?"
+                       rf"(?P<a>[A-Za-z_]\w*(?:\.\w+)*)|as\s+[\"'`](?P<b>[A-Za-z_]\w*(?:\.\w+)*)[\"'`])", re.I)
+
+
+def own_names(text: str) -> set[str]:
+    """The names the asker gives their own things ("my table as "OrderItems"", "I have a column called qty"): no
+    page names them, whatever it says about what the question asks ("the function called print" is a page's)."""
+    return {m.group("a") or m.group("b") for m in _OWN_NAME.finditer(text)}
 
 
 def _defined_here(toks: list[tuple[str, int]], i: int, text: str) -> bool:

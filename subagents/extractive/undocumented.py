@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .evidence import Evidence, units_of
-from .terms import STOP, Term, TermKind, Weights, extract_terms, make_term, mentions, qualified_parts, text_forms
+from .terms import (STOP, Term, TermKind, Weights, called_name, example_words, extract_terms, is_extension, make_term,
+                    mentions, qualified_parts, text_forms)
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -35,7 +36,26 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)]
-    return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)]
+    return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)
+            or not _mentioned_in_its_package(t, ev)]
+
+
+def _mentioned_in_its_package(term: Term, ev: Evidence) -> bool:
+    """A qualified name ("statistics.kde()", "copy.replace()", "Path.walk()") as a retrieved text writes it, or its
+    last part in a passage whose title or headings name its package or class (`get` under "Mapping Types — dict"):
+    its last part alone elsewhere ("KDE" of a desktop, `os.walk`) is another thing's. True for any other term."""
+    parts = [p for p in qualified_parts(called_name(term.text.strip(".@`"))) if p]
+    if term.kind is not TermKind.IDENT or len(parts) < 2 or term.text[0].isdigit():
+        return True
+    whole, owner, last = called_name(term.text.strip(".@`")).lower(), parts[-2].lower(), parts[-1].lower()
+    for p in ev.passages.values():
+        text = p.text.lower()
+        if whole in text or whole in p.context.lower():
+            return True
+        if re.search(rf"\b{re.escape(owner)}\b", f"{p.title} {p.heading}".lower()) \
+                and re.search(rf"(?<![\w.]){re.escape(last)}\b", text):
+            return True
+    return False
 
 
 def _asked_by_name(t: Term, question: str) -> bool:
@@ -181,10 +201,12 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
         return []
     headings = _headings(ev)
     raw = ev.all_text()
+    examples = example_words(focus.question.text)  # "a typo such as 'stauts'": the asker's instance, no product
     out = []
     for t in dict.fromkeys(focus.question.terms + focus.about):
         word = t.text.strip("`").lower()
-        if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4:
+        if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4 \
+                or t.text in examples:
             continue
         if not (w.incidental(t) or w.absent(t)) or word in headings:
             continue
@@ -730,7 +752,7 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
     raw, forms = ev.all_text(), ev.all_forms()
     missing = missing_names(focus, ev)
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
-                                     for t in names) else []
+                                     and not is_extension(t.text) for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
     missing += [t for t in undocumented_years(focus, ev.weights) + unmentioned_majors(focus, ev) if t not in missing]
     for t in undocumented_products(focus, ev):  # named in the text only, or not at all
