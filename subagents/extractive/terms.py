@@ -319,7 +319,7 @@ _DATE_TIME = re.compile(r"(?<![\w.-])\d{4}-\d{2}-\d{2}"
 def numbered_examples(text: str) -> list[tuple[int, int]]:
     """The spans of quoted numbered names given as examples ("names like "score_1", "score_2""): instances of what is
     asked about, made up by the asker, which no page names."""
-    return [m.span() for e in _EXAMPLES.finditer(text) for m in _NUMBERED.finditer(text, e.start(1), e.end(1))]
+    return [(a, b) for a, b in quoted_examples(text) if _NUMBERED.fullmatch(text, a, b)]
 
 
 _GROUPED_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])")  # 1,234,567 (not "f(1,2)")
