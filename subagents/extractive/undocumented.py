@@ -44,10 +44,11 @@ def _mentioned_in_its_package(term: Term, ev: Evidence) -> bool:
     """A qualified name ("statistics.kde()", "copy.replace()", "Path.walk()") as a retrieved text writes it, or its
     last part in a passage whose title or headings name its package or class (`get` under "Mapping Types — dict"):
     its last part alone elsewhere ("KDE" of a desktop, `os.walk`) is another thing's. True for any other term."""
-    parts = [p for p in qualified_parts(called_name(term.text.strip(".@`"))) if p]
+    whole = called_name(term.text.strip(".@`")).lower()
+    parts = [p for p in qualified_parts(whole) if p]
     if term.kind is not TermKind.IDENT or len(parts) < 2 or term.text[0].isdigit():
         return True
-    whole, owner, last = called_name(term.text.strip(".@`")).lower(), parts[-2].lower(), parts[-1].lower()
+    owner, last = parts[-2], parts[-1]
     for p in ev.passages.values():
         text = p.text.lower()
         if whole in text or whole in p.context.lower():
