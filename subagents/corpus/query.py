@@ -86,8 +86,16 @@ def query_terms(question: str) -> list[str]:
             terms.append(" ".join(parts))
         named = {p.lower() for p in _PART.findall(original) if _written_as_name(p, quoted, shouted)}
         terms.extend(p for p in parts if (p not in STOPWORDS or p in named) and (len(p) > 1 or p.isdigit()))
-    seen: dict[str, None] = dict.fromkeys(terms or _title_words(question) or letter_names(question))
+    seen: dict[str, None] = dict.fromkeys(terms or _title_words(question) or letter_names(question)
+                                          or _single_letters(question))
     return list(seen)[:MAX_TERMS]
+
+
+def _single_letters(question: str) -> list[str]:
+    """When nothing else is left: the letters standing alone that are no English word ("what is q?", "what does
+    -v do?", "`x`"): too short to search beside other words, but the only name such a question has."""
+    return [p for p in dict.fromkeys(_PART.findall(question.lower())) if len(p) == 1 and p not in STOPWORDS
+            and not p.isdigit()]
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.?!:]\s+)$")

@@ -254,6 +254,7 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     grouped = [m.span() for m in _GROUPED_NUMBER.finditer(text)] + numbered_examples(text) \
         + [m.span() for m in _DATE_TIME.finditer(text)]
     mine = own_names(text)
+    letters: dict[str, str] = {}  # lone letters, kept only when nothing else is asked
     for i, (tok, start) in enumerate(toks):
         if any(a <= start < b for a, b in grouped):
             continue  # "like 1,234,567": a number written out to show its format, whose groups are no numbers asked
@@ -282,6 +283,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
         else:
             kind = _kind(tok, first)
         if kind is TermKind.WORD and (len(low) < 2 or not _WORDISH.search(low)):
+            if len(low) == 1 and low.isalpha():
+                letters.setdefault(low, bare)
             continue
         if kind is TermKind.WORD and low in _KIND_OF_SYMBOL and _AFTER_SYMBOL.search(text[:start]):
             continue  # "the -> operator": the symbol is asked about, "operator" only says what it is
@@ -290,6 +293,10 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             out.setdefault(term.forms, term)
     for op in operators_in(text):  # any operator standing alone ("->>", "::", "@>"), not only Python's
         out.setdefault(frozenset({op}), make_term(op, TermKind.SYMBOL))
+    if not out:  # "what is q?", "what does -v do?": a lone letter is the only name such a question has
+        for letter in letters.values():
+            term = make_term(letter, TermKind.IDENT)
+            out.setdefault(term.forms, term)
     # a symbol the words were cut from a longer one ("->" of "->>") is not asked about unless it stands alone too
     return [t for t in out.values() if t.kind is not TermKind.SYMBOL or has_operator(t.text, text)
             or not any(o.kind is TermKind.SYMBOL and t.text in o.text and o.text != t.text for o in out.values())]
