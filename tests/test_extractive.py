@@ -234,6 +234,8 @@ def test_a_clause_of_keywords_no_text_writes_is_not_found(docs: Path, tmp_path: 
 
 @pytest.mark.parametrize("question, kind", [
     ("How do I copy a file?", AnswerType.HOW_TO),
+    # the way asked for comes after the task is told
+    ("I want to count the words of a text. What's the least-code way to do that?", AnswerType.HOW_TO),
     ("Why are default values shared between objects?", AnswerType.WHY),
     ("What is a metaclass?", AnswerType.WHAT_IS),
     ("What is the difference between an argument and a parameter?", AnswerType.COMPARISON),
@@ -2237,3 +2239,57 @@ def test_a_qualified_name_is_mentioned_as_written_or_under_its_package(question:
     payload = {"query": question, "results": results}
     ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
     assert [t.text for t in select(focus_of(question), ev).missing] == missing
+
+
+def test_a_how_to_task_worded_as_the_examples_comments_are_is_answered_by_the_sentence_leading_to_it(
+        docs: Path, tmp_path: Path) -> None:
+    """A task told in the asker's words ("which gizmos show up most often") meets an example's comments ("# Find
+    the ten most frequent gizmos in a crate") more than any sentence: the sentence leading to the example answers,
+    and of the examples shown one after another it comes with the one whose comments say what is asked."""
+    (docs / "tallies.md").write_text(
+        "# Tallies\n\nA tally tool is provided to support convenient and rapid tallies. For example:\n\n"
+        "    >>> # Tally colours in a list\n    >>> t = Tally()\n    >>> for c in ['red', 'blue']:\n"
+        "    ...     t[c] += 1\n\n"
+        "    >>> # Find the ten most frequent gizmos in a crate\n    >>> Tally(crate.gizmos()).top(10)\n"
+        "    [('bolt', 12), ('nut', 9)]\n")
+    answer = answer_to("I need to see which gizmos show up most often in a crate, the ten most frequent ones. "
+                       "What's the least-code way to do that?", docs, tmp_path)
+    assert "A tally tool is provided to support convenient and rapid tallies." in answer, answer
+    assert "Tally(crate.gizmos()).top(10)" in answer and "t = Tally()" not in answer, answer
+
+
+@pytest.mark.parametrize("code, said", [
+    (">>> # Find the ten most common words\n>>> Counter(words).most_common(10)", ["Find the ten most common words"]),
+    ("-- count the rows of each table\nSELECT count(*) FROM t;", ["count the rows of each table"]),
+    ("#include <R.h>\n#define USE_RINTERNALS\n# x <- 1\nx <- 2", []),  # C preprocessor lines and code commented out
+    ("#!/bin/sh\n## make the package's index pages\nR CMD build pkg", ["make the package's index pages"]),
+])
+def test_an_examples_comments_are_its_lines_that_say_what_it_does(code: str, said: list[str]) -> None:
+    from subagents.extractive.evidence import comments
+
+    assert comments(code) == said
+
+
+def test_operators_compared_in_a_product_are_searched_as_written_not_by_the_products_letter() -> None:
+    """"How do & and && differ in R?": each operator's queries are the operator as written and the question without
+    the other; a lone capital opening a query ("R", what is left once the operator goes) names nothing asked. (The
+    lone-letter rule for "what is q?" had made each subagent search for "R" alone.)"""
+    tasks = asks("How do & and && differ in R?")
+    assert [t.queries[0] for t in tasks] == ["&", "&&"], [t.queries for t in tasks]
+    assert extract_terms("R") == [] and [t.text for t in extract_terms("what is q?")] == ["q"]
+
+
+def test_an_examples_comments_sharing_words_but_not_the_task_do_not_answer(docs: Path, tmp_path: Path) -> None:
+    """"# Delete everything reachable from the folder named in top" shares "deleted", "everything" and "folder"
+    with a question about a scratch folder deleted when done, but not its task: too far in meaning, the comments
+    lend their sentence nothing, and the sentence about scratch folders answers first."""
+    (docs / "trees.md").write_text(
+        "# Walking trees\n\nIn the next example, walking the tree bottom-up is essential: rmtree() refuses a "
+        "folder that is not empty:\n\n    # Delete everything reachable from the folder named in top,\n"
+        "    # assuming there are no links.\n    for root, dirs, files in walk(top):\n        rmtree(root)\n\n"
+        "# Scratch space\n\nTemporaryFolder() creates a folder for scratch files that is removed, with all its "
+        "contents, when the context ends.\n")
+    answer = answer_to("I need a scratch folder for some intermediate files that gets deleted automatically "
+                       "together with everything in it when I'm done. What should I use?", docs, tmp_path)
+    first = answer.strip().splitlines()[0]
+    assert first.startswith("TemporaryFolder() creates a folder for scratch files"), answer

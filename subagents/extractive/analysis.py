@@ -52,7 +52,8 @@ class Question:
 
 _HOW = re.compile(r"^(?:how\s+(?:do|can|could|should|would|to|might)\b|what\s+(?:should|can|could|do)\s+i\s+use|"
                   r"what(?:'s|\s+is)\s+the\s+\w*\s*way\s+to|what\s+tool|is\s+there\s+a\s+way|which\s+\w+\s+(?:do|should)\s+i\s+use)"
-                  r"|\b(?:what|which)\s+(?:should|can)\s+i\s+use\b|\bhow\s+(?:do|can)\s+i\b|\bhow\s+to\b", re.I)
+                  r"|\b(?:what|which)\s+(?:should|can)\s+i\s+use\b|\bhow\s+(?:do|can)\s+i\b|\bhow\s+to\b"
+                  r"|\bwhat(?:'s|\s+is)\s+the\s+(?:[\w-]+\s+){0,2}?way\s+to\b", re.I)  # "… What's the least-code way to do that?"
 _WHY = re.compile(r"^\s*why\b|\bwhy\b|what'?s\s+going\s+on|how\s+come\b|\bthe\s+reason\b", re.I)
 _WHAT = re.compile(r"^(?:what(?:'s|\s+is|\s+are|\s+does|\s+do)|what\s+exactly\s+is|define|explain)\b|\bmeaning\s+of\b", re.I)
 _PURPOSE = re.compile(r"^\s*what(?:'s|\s+is|\s+are)\s+.+?\s+(?:there\s+|used\s+|good\s+|meant\s+|needed\s+|useful\s+)?for\s*\??$|"

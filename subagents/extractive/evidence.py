@@ -75,6 +75,7 @@ class Unit:
     api: str = ""  # the API signature this sentence documents (the nearest one above it in the passage)
     intro: bool = False  # a sentence ending in ":" that introduces the code block right after it
     item: bool = False  # an item of a bulleted list ("- Using the tuple() built-in: tuple() or tuple(iterable)")
+    shows: str = ""  # what the example right after it does, in its comments ("# Find the ten most common words")
 
     @property
     def source_id(self) -> str:
@@ -271,7 +272,41 @@ def _split_units(passage: Passage) -> list[Unit]:
                 and prev.text not in headings:  # (the page's title or a heading repeated in its text names no term)
             u.term_line = prev.text
             u.forms |= text_forms(prev.text)  # a definition is about the term it follows
+    _mark_examples(units)
     return units
+
+
+_COMMENT = re.compile(r"^\s*(?:(?:>>>|\.\.\.)\s+)?(?:#+|--)\s*(?!!|(?:include|define|if|ifn?def|else|endif|pragma|undef)\b)"
+                      r"(?P<says>[^\W\d_].*)$", re.M)  # Python, R, shell, SQL; no shebang or C preprocessor line
+_PROSE = re.compile(r"[^\W\d_]{2,}(?:\s+[^\W\d_]{2,}){2,}")  # three words or more: a comment that says, not code
+
+
+def comments(code: str) -> list[str]:
+    """The comment lines of an example that say what it does ("# Tally occurrences of words in a list"), not code
+    commented out."""
+    return [c for m in _COMMENT.finditer(code) if _PROSE.search(c := m.group("says").strip())]
+
+
+def _mark_examples(units: list[Unit]) -> None:
+    """Give the sentences that lead to an example (the one before it, and a short "For example:" between) what the
+    example's comments say it does: a how-to question worded as a task ("print the ten words that show up most")
+    meets the example's own description ("Find the ten most common words") more than the sentence's."""
+    i = 0
+    while i < len(units):
+        if units[i].kind is not UnitKind.CODE:
+            i += 1
+            continue
+        j = i
+        while j < len(units) and units[j].kind is UnitKind.CODE:
+            j += 1
+        says = " ".join(c for u in units[i:j] for c in comments(u.text))
+        k = i - 1
+        while says and k >= 0 and units[k].kind is UnitKind.SENTENCE:
+            units[k].shows = says
+            if not units[k].text.endswith(":"):
+                break
+            k -= 1
+        i = j
 
 
 # ---------------------------------------------------------------- tool results

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, asks_whether, entity_terms, holds, without_holders
-from .evidence import Evidence, Unit, UnitKind, api_name, page_of, page_support, units_of
+from .evidence import Evidence, Unit, UnitKind, api_name, comments, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
 from ..text import has_operator
@@ -181,6 +181,7 @@ class Scored:
     similarity: float | None = None  # closeness in meaning to the objective (None: not embedded)
     factor: float = 0.0  # what multiplies its relevance: answer type, quality, rank, page support (score = relevance x factor)
     exact: bool = True  # uses the operators the objective asks about, if it asks about any (`EXACT_KINDS`)
+    shown: float = 0.0  # its coverage with what its example's comments say (`_shows_what_is_asked`)
 
 
 _IDENT_TOKEN = re.compile(r"[\w.]*_[\w.]*(?:\([^)]*\))?")
@@ -477,10 +478,30 @@ def score_all(focus: Focus, ev: Evidence, meaning: Meaning = NO_MEANING) -> list
     asked = [s for s in top if answers_heading(s.unit, ev)]  # said under the question it answers, or alone
     for s, sim in zip(asked, meaning.of([f"{s.unit.passage.own_heading} {s.unit.text}" for s in asked])):
         s.similarity = max(s.similarity or 0.0, sim or 0.0)
+    if focus.question.answer_type is AnswerType.HOW_TO:
+        _shows_what_is_asked(focus, [s for s in out if s.exact], meaning)  # (its own words may rank it low)
     for s in out:
         s.score = ((1 - SEM_MIX) * s.coverage + SEM_MIX * _meaning_share(s.similarity)) * s.factor
     out.sort(key=lambda s: (-s.score, -s.unit.passage.rank, s.unit.position))
     return out
+
+
+EXAMPLE_SAYS = 2.0  # a how-to sentence whose example's comments say, close in meaning, what is asked
+
+
+def _shows_what_is_asked(focus: Focus, scored: list[Scored], meaning: Meaning) -> None:
+    """A how-to sentence leading to an example whose comments, read with it, say what is asked: close in meaning
+    (`SEM_ENOUGH`) and naming two of the question's terms ("A counter tool is provided …" with "# Find the ten most
+    common words in Hamlet", for "print the ten words that show up most"). It answers in the example's words, the
+    more for it (`EXAMPLE_SAYS`). Comments that share words but not the task ("# Delete everything reachable from
+    the directory" for a scratch folder deleted when done) are too far in meaning to count."""
+    showing = [s for s in scored if s.unit.shows
+               and len(covered(focus.question.terms, text_forms(s.unit.shows), s.unit.shows)) >= 2]
+    for s, sim in zip(showing, meaning.of([f"{_said(s.unit)} {s.unit.shows}" for s in showing])):
+        if sim is not None and sim >= SEM_ENOUGH:
+            s.similarity = max(s.similarity or 0.0, sim)
+            s.coverage = max(s.coverage, s.shown)
+            s.factor *= EXAMPLE_SAYS
 
 
 FAQ_OPENING = 2  # the opening sentences of an entry headed by a question: its answer
@@ -542,13 +563,17 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
             # the sentence right below a signature is about the call it names ("Returns the number of characters
             # in the string" is what `length ( text ) → integer` does)
             named = api_forms(u.api) if _describes_api(u) else frozenset()
-            if not any(mentions(t, u.forms, u.text) or named and mentions(t, named, u.api) for t, _ in terms) and not (
+            shows = frozenset(text_forms(u.shows)) if u.shows and atype is AnswerType.HOW_TO else frozenset()
+            if not any(mentions(t, u.forms, u.text) or named and mentions(t, named, u.api)
+                       or shows and mentions(t, shows, u.shows) for t, _ in terms) and not (
                     u.term_line and (spelled or any(mentions(t, text_forms(u.term_line), u.term_line) for t, _ in terms))) \
                     and not (u.position <= 1 and aliased) \
                     and not (answers_heading(u, ev) and any(mentions(t, heading_forms, "") for t, _ in terms)):
                 continue  # (the opening sentences of a passage the index names for the question may say it otherwise)
-            cov = _coverage(terms, u, ctx_forms, pass_forms,
-                            (alias_forms if u.position <= 1 else frozenset()) | spelled | named)
+            full = (alias_forms if u.position <= 1 else frozenset()) | spelled | named
+            cov = _coverage(terms, u, ctx_forms, pass_forms, full)
+            # what its example does, said around it: counts once the example is found to do what is asked
+            shown = _coverage(terms, u, ctx_forms | shows, pass_forms, full) if shows else cov
             factor = (1 + _type_bonus(u, focus, atype, subject, entries)) * _quality(u, atype) * notes * (
                 1 + RANK_WEIGHT * p.rank / top_rank + PAGE_WEIGHT * support.get(page_of(p), 0.0) / top_page)
             if named_alike(u, subject, entries):
@@ -557,10 +582,11 @@ def _score_words(focus: Focus, ev: Evidence) -> list[Scored]:
             if focus.siblings and not any(mentions(t, mine_forms, mine) for t in focus.distinct(focus.terms)) \
                     and any(mentions(t, u.forms, u.text) for t in focus.siblings):
                 factor *= 0.3  # about what a sibling covers
-            hits = sum(1 for t, _ in terms if mentions(t, u.forms, u.text) or mentions(t, ctx_forms, ""))
+            hits = sum(1 for t, _ in terms if mentions(t, u.forms, u.text) or mentions(t, ctx_forms, "")
+                       or shows and mentions(t, shows, u.shows))
             named = not exact or any(mentions(t, u.forms, u.text) or mentions(t, ctx_forms, "") for t in exact) \
                 or p.full and any(has_operator(t.text, p.text) for t in exact)  # (its passage uses the operator)
-            out.append(Scored(u, cov * factor, cov, hits, factor=factor, exact=named))
+            out.append(Scored(u, cov * factor, cov, hits, factor=factor, exact=named, shown=shown))
     out.sort(key=lambda s: (-s.score, -s.unit.passage.rank, s.unit.position))
     return out
 
@@ -603,6 +629,22 @@ def _about_the_same(code: Unit, u: Unit, terms: list[Term]) -> bool:
     return bool(names & code.forms) or any(mentions(t, code.forms, code.text) for t in terms)
 
 
+def _best_example(units: list[Unit], first: Unit, terms: list[Term]) -> Unit:
+    """Of the examples shown one after another from `first`, the one whose comments name most of the question's
+    terms ("# Find the ten most common words" over "# Tally occurrences"); the first when none says more."""
+    run = [first]
+    for x in units[first.position + 1:]:
+        if x.kind is not UnitKind.CODE:
+            break
+        run.append(x)
+
+    def named(x: Unit) -> int:
+        said = " ".join(comments(x.text))
+        return len(covered(terms, text_forms(said), said)) if said else 0
+
+    return max(run, key=lambda x: (named(x), -x.position))
+
+
 def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> Unit | None:
     """The code a sentence introduces ("…, call clone() with deep=True:"); for a how-to answer also
     the API signature the sentence documents: the one right above it (a function table's row, "length ( text )
@@ -616,8 +658,9 @@ def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> U
         return None
     if _describes_api(u):
         return units[u.position - 1]  # the entry's signature: it names the call the sentence describes
-    after = [x for x in units if x.position > u.position and x.kind is UnitKind.CODE][:1]
-    if after and after[0].position - u.position <= 3 and (terms is None or _about_the_same(after[0], u, terms)):
+    after = [_best_example(units, x, terms or []) for x in units if x.position > u.position
+             and x.kind is UnitKind.CODE and x.position - u.position <= 3][:1]
+    if after and (terms is None or _about_the_same(after[0], u, terms)):
         return after[0]
     before = [x for x in units if x.position < u.position and x.kind is UnitKind.SIGNATURE]
     return before[-1] if before and u.position - before[-1].position <= 4 else None

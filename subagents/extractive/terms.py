@@ -283,7 +283,7 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
         else:
             kind = _kind(tok, first)
         if kind is TermKind.WORD and (len(low) < 2 or not _WORDISH.search(low)):
-            if len(low) == 1 and low.isalpha():
+            if len(low) == 1 and low.isalpha() and not first:  # (a capital opening a query, "R", is no question's)
                 letters.setdefault(low, bare)
             continue
         if kind is TermKind.WORD and low in _KIND_OF_SYMBOL and _AFTER_SYMBOL.search(text[:start]):
