@@ -2293,3 +2293,17 @@ def test_an_examples_comments_sharing_words_but_not_the_task_do_not_answer(docs:
                        "together with everything in it when I'm done. What should I use?", docs, tmp_path)
     first = answer.strip().splitlines()[0]
     assert first.startswith("TemporaryFolder() creates a folder for scratch files"), answer
+
+
+def test_a_quoted_sentence_that_opens_with_a_comment_mark_stays_a_line_of_the_answer(tmp_path: Path) -> None:
+    """An R manual's example comments ("## You can print numbers …") are sentences of its text; quoted at the start
+    of a line, "## " made the claim a heading that split the Answer section. The mark is escaped instead."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "fmt.txt").write_text(
+        "Formatting numbers\n\nThe examples below print numbers.\n\n## You can print numbers using fixed or "
+        "scientific notation. format(1e5, scientific = FALSE)\n\n## Widen the penalty so fixed notation is "
+        "preferred. options(scipen = 3)\n")
+    report = run("How can I print numbers in fixed notation instead of scientific notation?", docs, tmp_path).report
+    assert not re.search(r"^#{1,6} (?!Answer$|References$|Details$|Open questions$|How can I|I )", report, re.M), report
+    assert "\\## You can print numbers using fixed or scientific notation." in section(report, "Answer"), report

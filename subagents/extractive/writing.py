@@ -80,10 +80,23 @@ def _as_def(code: str) -> str:
     return f"def _{text[text.index('('):]}: pass" if "(" in text and is_signature(text) else ""
 
 
+_BLOCK_MARK = re.compile(r"^(\s*)(#{1,6}|>|[-+*]|\d{1,9}[.)])(?=\s|$)")
+
+
+def prose(text: str) -> str:
+    """A quoted sentence as a line of Markdown that stays a paragraph: one opening as a block would (an R example's
+    comment "## You can create numbers …" as a heading, "> " as a quote, "1. " as a list) has its mark escaped."""
+    def escaped(m: re.Match[str]) -> str:
+        mark = m.group(2)
+        return m.group(1) + (f"{mark[:-1]}\\{mark[-1]}" if mark[0].isdigit() else f"\\{mark}")
+
+    return _BLOCK_MARK.sub(escaped, text)
+
+
 def line(f: Found) -> list[str]:
     if f.code:
         return [f"```{'python' if is_python(f.claim.text) else ''}", f.claim.text.rstrip(), "```"]
-    return [f"{f.claim.text} {cite(f.claim)}"]
+    return [f"{prose(f.claim.text)} {cite(f.claim)}"]
 
 
 def collect(rounds: list[RoundReport]) -> tuple[list[Found], list[Found]]:
@@ -294,7 +307,7 @@ def report(question: str, rounds: list[RoundReport]) -> str:
             for f in related:
                 if f.claim.text not in seen:
                     seen.add(f.claim.text)
-                    lines.append(f"- {f.claim.text} {cite(f.claim)}")
+                    lines.append(f"- {prose(f.claim.text)} {cite(f.claim)}")
         return "\n".join(lines)
     answer, used = _answer(question, found, titles, why_not(rounds))
     lines += answer
