@@ -242,6 +242,7 @@ def make_term(tok: str, kind: TermKind) -> Term:
 
 
 _KIND_OF_SYMBOL = frozenset({"operator", "operators", "symbol", "sign", "token"})
+_CONTRACTED = frozenset({"re", "ve", "ll", "d", "s", "t", "m"})
 _AFTER_SYMBOL = re.compile(r"(?:^|\s)[`'\"]?[^\w\s`'\"]{1,4}[`'\"]?\s+$")
 
 
@@ -260,6 +261,9 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             continue  # "like 1,234,567": a number written out to show its format, whose groups are no numbers asked
         if tok.strip("`") in mine:
             continue  # the asker's own table, column or function: no page's subject
+        if tok.lower() in _CONTRACTED and text[max(0, start - 1):start] in ("'", "’") and start > 1 \
+                and text[start - 2].isalpha():
+            continue  # "they're", "you've", "we'll": the tail of a contraction, no word (nor Python's `re`)
         bare = tok.strip("`")
         low = bare.lower().rstrip("*")
         first = sentence and (i == 0 or bool(re.search(r"[.?!:]\s*$", text[:start])))
