@@ -2310,3 +2310,26 @@ def test_a_quoted_sentence_that_opens_with_a_comment_mark_stays_a_line_of_the_an
     report = run("How can I print numbers in fixed notation instead of scientific notation?", docs, tmp_path).report
     assert not re.search(r"^#{1,6} (?!Answer$|References$|Details$|Open questions$|How can I|I )", report, re.M), report
     assert "\\## You can print numbers using fixed or scientific notation." in section(report, "Answer"), report
+
+
+def test_a_question_told_as_a_story_is_answered_by_a_sentence_naming_fewer_of_its_many_words() -> None:
+    """A story names its scene, what happened and its goal in 13 words of its own; the sentence answering it names 4
+    of them (weighted coverage 0.27, under the 0.3 a short question's answer reaches). With 8 words of its own or
+    more a question's floor is `STORY_COVERAGE` (with `STORY_HITS` of its words at least)."""
+    from subagents.extractive.selection import focus_of, select
+
+    question = ("Every night our script dumps the whole cluster to a tape drive, the dump runs for hours and slows the "
+                "users down. Which setting makes the nightly dump quicker?")
+    focus = focus_of(question)
+    counts = {f: 40 for t in focus.terms for f in t.forms}
+    for text, answers in (("The jobs setting makes each dump quicker.", True),
+                          ("The jobs setting helps.", False)):  # (too few of its words even for a story)
+        payload = {"query": question, "results": [{"source_id": "S1", "passage_id": "p#1", "title": "Nightly work",
+                                                   "heading": "Nightly work", "snippet": text}],
+                   "corpus": {"passages": 5000, "term_passages": counts, "term_titles": {f: 2 for f in counts}}}
+        from subagents.extractive.evidence import gather
+        from subagents.model import ToolResultBlock, ToolUseBlock
+
+        ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}),
+                      ToolResultBlock("t1", json.dumps(payload)))])
+        assert bool(select(focus, ev).claims) is answers, text

@@ -34,6 +34,9 @@ from .vocabulary import prefers
 from .undocumented import Unstated, derived, english, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
+STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
+STORY_COVERAGE = 0.24  # a story's floor: a sentence answering it names fewer of its many words
+STORY_HITS = 3  # … but at least this many of them
 FLOOR = 0.5  # a claim scores at least this share of the best claim
 MAX_CLAIMS = 5
 CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
@@ -714,7 +717,9 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     own = [t for t, _ in terms if t not in focus.context]  # the whole question's other words only help
     need = 2 if len(own) >= 3 else 1
     alike = asked_alike(scored[:10], meaning)
-    enough = [s for s in scored[:10] if s.coverage >= MIN_COVERAGE and s.hits >= need
+    story = len(own) >= STORY_TERMS  # a question told as a story: no sentence covers as much of its many words
+    floor, need = (STORY_COVERAGE, max(need, STORY_HITS)) if story else (MIN_COVERAGE, need)
+    enough = [s for s in scored[:10] if s.coverage >= floor and s.hits >= need
               or (_close_in_meaning(s) or s.unit.source_id in alike) and s.hits >= 1]
     gaps = unanswered(focus, ev, focus.key_names(ev.weights))
     if best is None or gaps or not enough:
