@@ -194,7 +194,7 @@ def test_an_entry_headed_by_a_question_asked_alike_answers_a_story_that_shares_f
 
     question = ("I refitted my gizmo model without a base and the fit score jumped from low to nearly perfect. Is the "
                 "gizmo really that much better now, or is it computing something different?")
-    heading = "Gizmo FAQ > Why does the gizmo report a strange fit score for a model without a base? > 7.4 Why does"
+    heading = "Gizmo FAQ > Why does the gizmo report a strange fit score? > 7.4 Why does"
     results = [{"source_id": "S1", "passage_id": "faq#1", "title": "Gizmo FAQ", "heading": heading, "snippet":
                 "The manual page on reports says more. Otherwise the number could be negative, as a constant may do "
                 "better."}]
