@@ -661,10 +661,10 @@ def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> U
         return None
     if _describes_api(u):
         return units[u.position - 1]  # the entry's signature: it names the call the sentence describes
-    after = [_best_example(units, x, terms or []) for x in units if x.position > u.position
-             and x.kind is UnitKind.CODE and x.position - u.position <= 3][:1]
-    if after and (terms is None or _about_the_same(after[0], u, terms)):
-        return after[0]
+    first = next((x for x in units if x.position > u.position and x.kind is UnitKind.CODE), None)
+    after = _best_example(units, first, terms or []) if first and first.position - u.position <= 3 else None
+    if after and (terms is None or _about_the_same(after, u, terms)):
+        return after
     before = [x for x in units if x.position < u.position and x.kind is UnitKind.SIGNATURE]
     return before[-1] if before and u.position - before[-1].position <= 4 else None
 
