@@ -95,7 +95,11 @@ def section(report: str, title: str) -> str:
     ("What does the function called print do?", ["function", "called", "print"]),
     # the tail of a contraction is no word: "they're" named the `re` module, which stays a name when written
     ("Comparing them with == says they're different; we've checked", ["==", "says", "checked"]),
-    ("How do I use the re module?", ["re", "module"])])
+    ("How do I use the re module?", ["re", "module"]),
+    # an IPv4 address or network written out is a value, no version; a place passed to a call is the asker's value
+    ("Is an address like 10.1.2.3 inside 192.168.1.0/24?", ["address", "inside"]),
+    ("My script does ZoneInfo('Europe/Berlin') and fails", ["script", "ZoneInfo", "fails"]),
+    ("Does Europe/Berlin or Berlin work?", ["Europe", "Berlin", "work"])])  # not passed to a call: named
 def test_an_example_and_a_number_written_out_with_separators_are_no_terms(question: str, terms: list[str]) -> None:
     assert [t.text for t in extract_terms(question)] == terms
 
@@ -1003,6 +1007,35 @@ def test_an_english_word_naming_the_package_of_an_api_the_documents_mention_in_p
 
 
 
+def test_a_human_language_named_in_passing_is_the_askers_setting_not_a_product(docs: Path, tmp_path: Path) -> None:
+    # "my R session prints its messages in German", "a German locale": a language is no tool the documents lack,
+    # however rarely they name it; another capitalised name mentioned once still is
+    _mentioned_once(docs, "The German register holds a value and its flag.")
+    (docs / "notes" / "n0001.txt").write_text("Note 1\n\nThe Zorbian register holds a value and its flag.\n")
+    report = run("My widget labels are in German. How do I copy a widget together with its children?", docs,
+                 tmp_path).report
+    assert "clone() with deep=True" in section(report, "Answer"), report
+    _not_found_for_a_name_in_passing("My widget labels are in Zorbian. How do I copy a widget together with its "
+                                     "children?", "Zorbian", docs, tmp_path / "other")
+
+
+def test_a_name_mentioned_in_passing_by_the_answering_sentence_itself_is_documented(docs: Path, tmp_path: Path) -> None:
+    # "(an upsert)": the documents name UPSERT once, as the name of what the sentence of INSERT's ON CONFLICT clause
+    # describes, which answers: a name given where the answer is, is no passing mention
+    _notes(docs, 1000)
+    page = docs / "library" / "widgets.html"
+    page.write_text(page.read_text().replace(
+        "<p>To copy a widget together with its children, call clone() with deep=True:</p>",
+        "<p>Copying a widget together with all of its children is also known as a zorbcopy.</p>"
+        "<p>To copy a widget together with its children, call clone() with deep=True:</p>"))
+    question = "How do I copy a widget together with all of its children (a zorbcopy)?"
+    report = run(question, docs, tmp_path).report
+    assert "clone() with deep=True" in section(report, "Answer"), report
+    # a sentence that only refers to it does not say what it is ("see the Django documentation" for "a Django model")
+    page.write_text(page.read_text().replace("is also known as a zorbcopy", "is shown in the zorbcopy guide"))
+    _not_found_for_a_name_in_passing(question, "zorbcopy", docs, tmp_path / "elsewhere")
+
+
 def test_a_package_named_with_a_number_the_documents_link_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # letters then digits name a package ("ggplot2"); one note links it in passing: "plotkit2 (https://…)" is a
     # link, no call with its arguments (an entry of the documentation)
@@ -1264,6 +1297,23 @@ def test_a_numbered_contents_entry_is_no_sentence_to_quote() -> None:
             "WITH provides a way to write auxiliary statements.")
     said = [u.text for u in units_of(Passage("S1", "Queries", "Queries", text, True))]
     assert said == ["WITH provides a way to write auxiliary statements."], said
+
+
+def test_a_sentence_whose_colon_the_pdf_lost_still_introduces_its_code() -> None:
+    # R's manuals (PDF text): "… by calling from C" over "void R_CheckUserInterrupt(void);" had no colon, so the
+    # sentence was no whole sentence and never a claim; its code is what a how-to answer needs
+    from subagents.extractive.evidence import Passage, units_of
+
+    text = ("Long loops cannot be stopped, so make them stoppable at suitable points by calling from C\n\n"
+            "#include <gadget.h>\nvoid gadget_check(void);\n\n"
+            "The gadgets are drawn in the order they were added to the screen\n\n"
+            "#include <gadget.h>\nvoid gadget_draw(void);")
+    units = units_of(Passage("S1", "Interrupts", "", text, True))
+    said = {u.text: (u.intro, u.complete) for u in units if u.text[0].isupper()}
+    assert said["Long loops cannot be stopped, so make them stoppable at suitable points by calling from C"] == (
+        True, True), said
+    # a cut sentence that does not lead on to what follows stays no claim
+    assert said["The gadgets are drawn in the order they were added to the screen"] == (False, False), said
 
 
 def test_a_section_number_opens_a_title_and_a_version_still_ends_a_sentence() -> None:
@@ -1867,6 +1917,36 @@ def test_a_name_of_several_words_is_judged_by_the_corpus_counts_of_its_phrase(co
     gaps = unanswered(focus, ev, focus.key_names(ev.weights))
     named = {"missing": [t.text for t in gaps.missing], "passing": [t.text for t in gaps.passing]}
     assert all(named[k] == (["Gadget Server"] if k == why else []) for k in named), named
+
+
+@pytest.mark.parametrize("counts, titles, missing", [
+    ({"zorblin": 60}, {"zorblin": 3}, []),  # the corpus covers it (headings name it): the answer is not particular to it
+    ({"zorblin": 60}, {"zorblin": 0}, ["Zorblin"]),  # used, but no heading names it: no documented thing
+    ({"zorblin": 0}, {"zorblin": 0}, ["Zorblin"]),  # never used
+])
+def test_a_documented_name_the_retrieved_text_leaves_out_is_not_missing(counts, titles, missing) -> None:
+    # "works fine on Linux but fails on Windows": Linux has pages of its own in Python's documentation, and the
+    # answering passage (zoneinfo's tzdata) names Windows only; before, "No retrieved passage mentions Linux" was
+    # the whole report
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import missing_names
+
+    question = "Copying works fine on Zorblin but loses the children elsewhere. How do I copy a gadget deeply?"
+    ev = _searched(question, "To copy a gadget deeply, copy its children first.", counts, titles)
+    assert [t.text for t in missing_names(focus_of(question), ev)] == missing
+
+
+def test_a_number_passed_to_a_call_the_question_writes_out_is_no_version_to_find() -> None:
+    # "locale.format_string('%.2f', 1234.5, grouping=True) still prints a plain dot": 1234.5 is the asker's value;
+    # before, "No retrieved passage mentions 1234.5" was the whole report
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import missing_names
+
+    text = "To copy a gadget deeply, copy its children first."
+    for question, missing in (("Why does copy(gadget, 1234.5, deep) lose the children of a gadget?", []),
+                              ("Why does gadget 1234.5 lose the children of a gadget?", ["1234.5"])):
+        ev = _searched(question, text, {"gadget": 40}, {"gadget": 2})
+        assert [t.text for t in missing_names(focus_of(question), ev)] == missing, question
 
 
 def test_capitalised_runs_of_a_question_are_phrases_to_count() -> None:

@@ -91,6 +91,8 @@ class Unit:
         return self.intro or bool(_SENTENCE_END.search(self.text)) and not self.text.endswith(":")
 
 
+_LOST_COLON = re.compile(r"\b(?:from|in|by|with|as|using|calling|call|like|follows|via|to|use)\s+\w+$|"
+                         r"\b(?:as\s+follows|such\s+as|for\s+example|e\.g\.|like\s+this|this\s+way)$", re.I)
 _FRAGMENT_START = re.compile(r"[a-z]+\b(?![._(])")  # a lower-case plain word first: no sentence starts so
 
 
@@ -265,8 +267,9 @@ def _split_units(passage: Passage) -> list[Unit]:
         # (a call after it is its example though it reads as a signature: "…, call sort() on it:" over
         # "gadgets.sort(key=len)")
         if prev is not None and u.kind in (UnitKind.CODE, UnitKind.SIGNATURE) and prev.kind is UnitKind.SENTENCE \
-                and prev.text.endswith(":") and len(prev.text.split()) >= 6:
-            prev.intro = True
+                and (prev.text.endswith(":") or _LOST_COLON.search(prev.text) and u.kind is UnitKind.CODE) \
+                and len(prev.text.split()) >= 6:
+            prev.intro = True  # (a PDF's text loses the colon: "… by calling from C" over "void R_CheckUserInterrupt(void);")
         if prev is not None and prev.kind is UnitKind.SENTENCE and len(prev.text.split()) <= 5 \
                 and not _SENTENCE_END.search(prev.text) and not _NOT_A_TERM.search(prev.text) \
                 and prev.text not in headings:  # (the page's title or a heading repeated in its text names no term)

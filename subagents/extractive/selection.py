@@ -31,7 +31,7 @@ from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, english, spells, unanswered, unmatchable
+from .undocumented import Unstated, a_language, derived, english, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
@@ -79,6 +79,7 @@ _SET_APART = (r"\bwhereas\b|\bwhile\b|\bunlike\b|\bin\s+contrast\b|\bon\s+the\s+
               r"\bdifference\b|\bcompared\b")
 STRONG_CONTRAST = re.compile(_SET_APART, re.I)  # words that set two things apart
 _CONTRAST = re.compile(_SET_APART + r"|\bbut\b|\bhowever\b|\bthan\b|\bboth\b|\binstead\b|\bnot\b|\bonly\b", re.I)
+_NAMING = r"\b(?:(?:also\s+|often\s+|sometimes\s+)?(?:known|referred\s+to)\s+as|called|named|termed|dubbed|so-called|a\.k\.a\.?)"  # gives a name
 _ENUM = re.compile(r",|\bor\b|\band\b|;")
 _POLAR = re.compile(r"\b(?:not|never|no|none|always|only|cannot|neither|nor|without)\b|n't\b", re.I)  # says whether
 
@@ -692,7 +693,8 @@ def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]
     entries, names any of them: the closest sentences answer something else ("var" of contextvars for "let and
     var in JavaScript"), so quoting them would be an answer built from word overlap."""
     asked = focus.question.text
-    names = [t for t in focus.key_names(weights) if t not in focus.siblings and sets_the_scene(t.text, asked)]
+    names = [t for t in focus.key_names(weights) if t not in focus.siblings and sets_the_scene(t.text, asked)
+             and not a_language(t)]  # "labels in German": the language things are in, no place the answer is about
     if not names or any(t.kind is not TermKind.NAME for t in names):
         return []  # an identifier or a keyword the sentences leave out may still be what they document
     for u in chosen:
@@ -701,6 +703,15 @@ def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]
         if any(mentions(t, forms, text) or spells(t, text) for t in names):
             return []
     return names
+
+
+def named_by_an_answer(term: Term, enough: list[Scored]) -> bool:
+    """A name the corpus mentions only in passing, given as the name of what a sentence that answers on its own
+    describes, close in meaning to the objective ("This is also known as UPSERT" under INSERT's ON CONFLICT clause,
+    for "insert or update the existing row (an upsert)?"): where it is named is the answer, so it is no passing
+    mention. A sentence that only refers to it ("see the Django documentation") does not say what it is."""
+    said = re.compile(rf"{_NAMING}\s+(?:an?\s+|the\s+)?[\"“'‘`]?{re.escape(term.text)}\b", re.I)
+    return any(_close_in_meaning(s) and said.search(s.unit.text) for s in enough)
 
 
 def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning = NO_MEANING) -> Selection:
@@ -722,6 +733,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     enough = [s for s in scored[:10] if s.coverage >= floor and s.hits >= need
               or (_close_in_meaning(s) or s.unit.source_id in alike) and s.hits >= 1]
     gaps = unanswered(focus, ev, focus.key_names(ev.weights))
+    gaps.passing = [t for t in gaps.passing if not named_by_an_answer(t, enough)]
     if best is None or gaps or not enough:
         return Selection([], related, gaps.missing, coverage, passing=gaps.passing, unknown=gaps.unknown,
                          unranked=gaps.unranked)

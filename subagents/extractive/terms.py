@@ -253,7 +253,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     out: dict[frozenset[str], Term] = {}
     templates = format_templates(text)
     grouped = [m.span() for m in _GROUPED_NUMBER.finditer(text)] + numbered_examples(text) \
-        + [m.span() for m in _DATE_TIME.finditer(text)]
+        + [m.span() for m in _DATE_TIME.finditer(text)] + [m.span() for m in _ADDRESS.finditer(text)]
+    literals = call_literals(text)
     mine = own_names(text)
     letters: dict[str, str] = {}  # lone letters, kept only when nothing else is asked
     for i, (tok, start) in enumerate(toks):
@@ -261,6 +262,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             continue  # "like 1,234,567": a number written out to show its format, whose groups are no numbers asked
         if tok.strip("`") in mine:
             continue  # the asker's own table, column or function: no page's subject
+        if tok[:1].isupper() and any(a <= start < b for a, b in literals):
+            continue  # "ZoneInfo('Europe/Berlin')": a place or a person passed to a call is the asker's value
         if tok.lower() in _CONTRACTED and text[max(0, start - 1):start] in ("'", "’") and start > 1 \
                 and text[start - 2].isalpha():
             continue  # "they're", "you've", "we'll": the tail of a contraction, no word (nor Python's `re`)
@@ -331,6 +334,17 @@ def numbered_examples(text: str) -> list[tuple[int, int]]:
     """The spans of quoted numbered names given as examples ("names like "score_1", "score_2""): instances of what is
     asked about, made up by the asker, which no page names."""
     return [(a, b) for a, b in quoted_examples(text) if _NUMBERED.fullmatch(text, a, b)]
+
+
+_ADDRESS = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?![\w.])")  # an IPv4 address or network: a value
+_CALL_LITERAL = re.compile(r"[\w\]]\((?:[^()]|\([^()]*\))*\)")
+_LITERAL = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def call_literals(text: str) -> list[tuple[int, int]]:
+    """The spans of the string literals a call the text writes out is passed ("ZoneInfo('Europe/Berlin')")."""
+    return [(c.start() + m.start(), c.start() + m.end()) for c in _CALL_LITERAL.finditer(text)
+            for m in _LITERAL.finditer(c.group(0))]
 
 
 _GROUPED_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])")  # 1,234,567 (not "f(1,2)")

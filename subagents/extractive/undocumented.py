@@ -10,6 +10,7 @@ Each is a reason for "not found" however well the objective's other words are co
 from __future__ import annotations
 
 import functools
+import locale
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -36,8 +37,15 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)]
-    return [t for t in names if not mentions(t, forms, raw) or _foreign_package(t, ev.weights)
-            or not _mentioned_in_its_package(t, ev)]
+    return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights)
+            or _foreign_package(t, ev.weights) or not _mentioned_in_its_package(t, ev)]
+
+
+def _a_documented_name(term: Term, weights: Weights) -> bool:
+    """A name the corpus covers (a title or heading names it, and it is no passing mention: "Linux" in Python's
+    documentation) which the retrieved passages leave out: the answer is not particular to it ("works on Linux but
+    fails on Windows"), not a thing the documents lack."""
+    return term.kind is TermKind.NAME and weights.titled.get(term.key, 0) > 0 and not weights.incidental(term)
 
 
 def _mentioned_in_its_package(term: Term, ev: Evidence) -> bool:
@@ -68,7 +76,7 @@ def _asked_by_name(t: Term, question: str) -> bool:
     if t.kind is TermKind.NUMBER:  # a version's parts are short; "0.30000000000000004" is a value, as in arithmetic
         versionlike = "." in t.text and all(len(p) <= 3 for p in t.text.split(".")[1:])
         return versionlike and not re.search(rf"(?<![\w.]){x}\s*[-+*/%<>=]|[-+*/%<>=]\s*{x}(?![\w.])", question) \
-            and not _a_value(t.text, question)
+            and not _a_value(t.text, question) and not an_argument(t.text, question)
     if t.word_keyword:  # "a for loop", "the with statement": the language's own keyword,
         return False  # which passages on what else is asked need not use (and do not lack: the docs define it)
     return t.named
@@ -79,6 +87,13 @@ def _a_value(number: str, question: str) -> bool:
     0.95") that no name or "version" precedes ("Python 0.9" is a version)."""
     named = re.search(rf"\b(?:[A-Z][\w+#-]*|(?i:versions?|releases?|v))\s+{re.escape(number)}(?![\w.])", question)
     return number.startswith("0.") and number.count(".") == 1 and not named
+
+
+def an_argument(number: str, question: str) -> bool:
+    """A number passed to a call the question writes out ("format_string('%.2f', 1234.5, grouping=True)"): the
+    asker's example value, not a version the documents must name."""
+    x = re.escape(number)
+    return bool(re.search(rf"[\w\]]\((?:[^()]|\([^()]*\))*?(?<![\w.]){x}(?![\w.])(?:[^()]|\([^()]*\))*\)", question))
 
 
 _NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")
@@ -179,6 +194,16 @@ def english(t: Term) -> bool:
     return zipf(t.text.strip("`")) >= (ENGLISH_ZIPF if t.kind is TermKind.NAME else JARGON_ZIPF)
 
 
+# the names of human languages, from the C library's locale aliases ("german" → de_DE): the asker's setting
+_LANGUAGES = frozenset(k for k, v in locale.locale_alias.items() if k.isalpha() and len(k) > 3 and "_" in v)
+
+
+def a_language(t: Term) -> bool:
+    """A human language's name ("German", "Japanese"): the language a program or its messages are in, the
+    asker's setting rather than a product the documents must cover."""
+    return t.text.strip("`").lower() in _LANGUAGES
+
+
 def qualifies_api(term: Term, q: Question) -> bool:
     """The word stands right before an API's name that is no English ("pandas groupby", "flask jsonify"):
     it names the package that API is asked of, however English the word is."""
@@ -207,7 +232,7 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
     for t in dict.fromkeys(focus.question.terms + focus.about):
         word = t.text.strip("`").lower()
         if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4 \
-                or t.text in examples:
+                or t.text in examples or a_language(t):
             continue
         if not (w.incidental(t) or w.absent(t)) or word in headings:
             continue
@@ -752,6 +777,7 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
     retrieved text mentions is not also said to be mentioned in passing."""
     raw, forms = ev.all_text(), ev.all_forms()
     missing = missing_names(focus, ev)
+    names = [t for t in names if not a_language(t)]
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
                                      and not is_extension(t.text) for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
