@@ -627,6 +627,15 @@ def test_python_docs_answers(question: str, expected: str, tmp_path: Path, pytho
 
 
 @needs_docs
+def test_compared_things_are_judged_each_by_its_own_names_not_as_parts_of_one_question(tmp_path: Path,
+                                                                                        python_docs_index: Path) -> None:
+    # "sorted(x) or x.sort()": the question as a whole names `x`, which no entry documents; each entity's own
+    # search judges its names, so the whole question's are no reason to say "not found" (as they are for parts)
+    answer = section(_docs_run("Should I call sorted(x) or x.sort()? How do they differ?", tmp_path).report, "Answer")
+    assert "do not answer this question" not in answer and "sort" in answer, answer
+
+
+@needs_docs
 @pytest.mark.parametrize("question, opening", [
     ("What does compile() do?", "Compile the source into a code or AST object."),  # not py_compile.compile()
     ("What does print() do?", "Print objects to the text stream file"),  # not 2to3's fixer "print"
@@ -967,6 +976,20 @@ def test_a_word_the_documents_never_use_makes_the_question_not_found(docs: Path,
         report = run(question, docs, tmp_path / f"ok{i}").report
         assert "do not answer this question" not in report, report
         assert "clone() with deep=True" in report
+
+
+def test_a_part_of_a_question_asks_within_the_thing_its_other_part_names(docs: Path, tmp_path: Path) -> None:
+    # "How do I record versions in an renv lockfile, and how does a colleague then restore them?": the second part
+    # names renv no more, but asks within it; before, its quotes on restoring made the report answer a question about
+    # a tool the documents never name
+    _notes(docs, 1000)
+    question = "How do I draw a widget on a gizmoflux screen, and how do I then copy a widget together with its children?"
+    assert len(asks(question)) == 2
+    report = run(question, docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "mentions gizmoflux" in report or "never use the word gizmoflux" in report
+    answer = answer_to(question.replace("a gizmoflux screen", "the screen"), docs, tmp_path / "ok")
+    assert "clone() with deep=True" in answer, answer
 
 
 def _mentioned_once(docs: Path, sentence: str) -> None:
@@ -1947,6 +1970,19 @@ def test_a_number_passed_to_a_call_the_question_writes_out_is_no_version_to_find
                               ("Why does gadget 1234.5 lose the children of a gadget?", ["1234.5"])):
         ev = _searched(question, text, {"gadget": 40}, {"gadget": 2})
         assert [t.text for t in missing_names(focus_of(question), ev)] == missing, question
+
+
+def test_a_name_a_manuals_index_lists_is_an_entry_of_the_documentation_not_a_passing_mention() -> None:
+    # "how do the ISNA and ISNAN macros differ?": R's manuals name ISNA in two sentences and no heading, but their
+    # index lists it, dot leaders to its page; before, "mention ISNA only in passing" was the whole report
+    from subagents.extractive.undocumented import api_entry
+
+    isna = make_term("ISNA", TermKind.NAME)
+    assert api_entry(isna, "165 ISNA . . . . . . . . . . . . . . . . 192 ISNAN . . . . . . 192")
+    assert not api_entry(isna, "Note that the ISNA macro only applies to doubles. See ISNAN.")
+    assert not api_entry(isna, "ISNAN . . . . . . . . 192")  # another entry, whose name holds it
+    # a package's name is listed too where a manual names it in passing ("Package readxl (https://…) can read …")
+    assert not api_entry(make_term("readxl", TermKind.WORD), "readxl . . . . . . . . . 12")
 
 
 def test_capitalised_runs_of_a_question_are_phrases_to_count() -> None:

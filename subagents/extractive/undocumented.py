@@ -316,7 +316,11 @@ def _foreign_package(term: Term, weights: Weights) -> bool:
 def api_entry(term: Term, raw: str) -> bool:
     """An identifier the retrieved text shows with its arguments ("jsonb_set ( target jsonb, …"): an entry of
     the documentation (a row of a function table has no heading of its own), not a mention in passing. A
-    hyphenated name counts by the function named after it ("SHA-256": `sha256()`, "CRC-32": `crc32()`)."""
+    hyphenated name counts by the function named after it ("SHA-256": `sha256()`, "CRC-32": `crc32()`). A
+    macro's, a constant's or an identifier's name a manual's index lists, dot leaders to its page ("ISNA . . . .
+    192"), is documented there too (a package's is not: an index lists the packages it names in passing, readxl)."""
+    if (term.text.isupper() or term.kind is TermKind.IDENT) and re.search(rf"(?<![\w.]){re.escape(term.text.strip('`@'))}(?:\s*\.){{4,}}", raw):
+        return True
     if term.kind is TermKind.NAME and "-" in term.text:
         squashed = term.text.replace("-", "")
         return bool(re.search(rf"(?<![\w.]){re.escape(squashed)}\s*\(", raw, re.I))

@@ -29,7 +29,8 @@ from ..extractive.analysis import AnswerType
 from ..extractive.evidence import Evidence, Passage, Unit, UnitKind, api_name, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, documents, focus_of, select
-from ..extractive.terms import covered, mentions, text_forms
+from ..extractive.terms import TermKind, covered, mentions, text_forms
+from ..extractive.undocumented import unanswered
 from ..extractive.meaning import Encoder, Meaning
 from ..extractive.reading import feedback_query, pick_reads
 from ..extractive.vocabulary import reworded
@@ -160,7 +161,7 @@ class ExtractiveModel:
         if not any(r is not None and not r.is_error for _, r in searches + reads):
             # no tool call succeeded: say why, not that the documents lack the answer
             return _calls(n, [(SUBMIT_FINDINGS, _nothing_retrieved(searches + reads))])
-        if split:
+        if split and not lacks_what_it_names(focus, ev):
             return _calls(n, [(SUBMIT_FINDINGS, joined([(label, self._findings(f, ev, Meaning(self.encoder, _asked(f))))
                                                         for f, label in split]))])
         return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, ev, Meaning(self.encoder, _asked(focus))))])
@@ -231,6 +232,17 @@ def _search_args(tool: str, query: str, k: int, focus: Focus) -> dict[str, Any]:
     if tool == SEARCH_CORPUS and focus.siblings and covered(focus.siblings, text_forms(query), query):
         args["match"] = Match.ALL.value
     return args
+
+
+def lacks_what_it_names(focus: Focus, ev: Evidence) -> bool:
+    """The question as a whole names a thing the documents lack (a name no retrieved text mentions, words the
+    corpus never uses: "an renv lockfile"): each of its parts asks within it ("how does a colleague then restore
+    the same versions?"), so a part that names it no more is not answered by the documents either. (Compared
+    things are not parts: each entity's own subagent judges its names, `x` of "sorted(x) or x.sort()" aside.)"""
+    if focus.question.answer_type is AnswerType.COMPARISON:
+        return False
+    gaps = unanswered(focus, ev, focus.key_names(ev.weights))
+    return bool(gaps.unknown or any(t.kind in (TermKind.WORD, TermKind.NAME) for t in gaps.missing))
 
 
 def joined(findings: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
