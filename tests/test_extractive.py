@@ -992,6 +992,17 @@ def test_a_part_of_a_question_asks_within_the_thing_its_other_part_names(docs: P
     assert "clone() with deep=True" in answer, answer
 
 
+@pytest.mark.parametrize("counts, lacked", [({"zorblin": 0}, True),  # the corpus never uses it: it lacks it
+                                             ({"zorblin": 1}, True),  # mentioned in passing only
+                                             ({"zorblin": 60}, False)])  # used often: this retrieval missed it
+def test_a_question_in_parts_lacks_a_name_the_corpus_lacks_not_one_its_retrieval_missed(counts, lacked) -> None:
+    from subagents.models.extractive import lacks_what_it_names
+
+    question = "How do I draw a gadget on a Zorblin screen, and how do I then copy a gadget deeply?"
+    ev = _searched(question, "To copy a gadget deeply, copy its children first.", counts, {"zorblin": 0})
+    assert lacks_what_it_names(focus_of(question), ev) is lacked
+
+
 def _mentioned_once(docs: Path, sentence: str) -> None:
     """A corpus large enough to tell (`_notes`), one note of which mentions a name in passing."""
     _notes(docs, 1000)

@@ -319,7 +319,8 @@ def api_entry(term: Term, raw: str) -> bool:
     hyphenated name counts by the function named after it ("SHA-256": `sha256()`, "CRC-32": `crc32()`). A
     macro's, a constant's or an identifier's name a manual's index lists, dot leaders to its page ("ISNA . . . .
     192"), is documented there too (a package's is not: an index lists the packages it names in passing, readxl)."""
-    if (term.text.isupper() or term.kind is TermKind.IDENT) and re.search(rf"(?<![\w.]){re.escape(term.text.strip('`@'))}(?:\s*\.){{4,}}", raw):
+    listed = re.search(rf"(?<![\w.]){re.escape(term.text.strip('`@'))}(?:\s*\.){{4,}}", raw)
+    if listed and (term.text.isupper() or term.kind is TermKind.IDENT):
         return True
     if term.kind is TermKind.NAME and "-" in term.text:
         squashed = term.text.replace("-", "")

@@ -235,14 +235,17 @@ def _search_args(tool: str, query: str, k: int, focus: Focus) -> dict[str, Any]:
 
 
 def lacks_what_it_names(focus: Focus, ev: Evidence) -> bool:
-    """The question as a whole names a thing the documents lack (a name no retrieved text mentions, words the
-    corpus never uses: "an renv lockfile"): each of its parts asks within it ("how does a colleague then restore
+    """The question as a whole names a thing the documents lack (a name the corpus never uses or mentions only in
+    passing, words it never uses: "an renv lockfile"): each of its parts asks within it ("how does a colleague then restore
     the same versions?"), so a part that names it no more is not answered by the documents either. (Compared
     things are not parts: each entity's own subagent judges its names, `x` of "sorted(x) or x.sort()" aside.)"""
     if focus.question.answer_type is AnswerType.COMPARISON:
         return False
     gaps = unanswered(focus, ev, focus.key_names(ev.weights))
-    return bool(gaps.unknown or any(t.kind in (TermKind.WORD, TermKind.NAME) for t in gaps.missing))
+    # (a name the corpus holds beyond a passing mention, which this retrieval missed, is no such thing)
+    lacked = [t for t in gaps.missing if t.kind in (TermKind.WORD, TermKind.NAME)
+              and (ev.weights.absent(t) or ev.weights.incidental(t))]
+    return bool(gaps.unknown or lacked)
 
 
 def joined(findings: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
