@@ -31,7 +31,7 @@ from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, a_language, derived, english, spells, unanswered, unmatchable
+from .undocumented import Unstated, derived, english, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
@@ -693,8 +693,7 @@ def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]
     entries, names any of them: the closest sentences answer something else ("var" of contextvars for "let and
     var in JavaScript"), so quoting them would be an answer built from word overlap."""
     asked = focus.question.text
-    names = [t for t in focus.key_names(weights) if t not in focus.siblings and sets_the_scene(t.text, asked)
-             and not a_language(t)]  # "labels in German": the language things are in, no place the answer is about
+    names = [t for t in focus.key_names(weights) if t not in focus.siblings and sets_the_scene(t.text, asked)]
     if not names or any(t.kind is not TermKind.NAME for t in names):
         return []  # an identifier or a keyword the sentences leave out may still be what they document
     for u in chosen:

@@ -9,6 +9,7 @@ quoted, in capitals, or followed by "statement", "keyword", "operator" and the l
 
 from __future__ import annotations
 
+import locale
 import math
 import re
 from dataclasses import dataclass, field
@@ -220,8 +221,8 @@ def _kind(tok: str, first: bool) -> TermKind:
         return TermKind.NAME if not first and alpha and all(p[0].isupper() for p in alpha) else TermKind.WORD
     if len(bare) >= 2 and (bare.isupper() or re.search(r"[a-z][A-Z]", bare)):
         return TermKind.NAME
-    if bare[0].isupper() and not first and bare.lower() not in STOP:
-        return TermKind.NAME
+    if bare[0].isupper() and not first and bare.lower() not in STOP and bare.lower() not in LANGUAGES:
+        return TermKind.NAME  # (a language's name is capitalised as English writes it, no product's: "in German")
     return TermKind.WORD
 
 
@@ -336,15 +337,21 @@ def numbered_examples(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in quoted_examples(text) if _NUMBERED.fullmatch(text, a, b)]
 
 
+# the names of human languages, from the C library's locale aliases ("german" → de_DE)
+LANGUAGES = frozenset(k for k, v in locale.locale_alias.items() if k.isalpha() and len(k) > 3 and "_" in v)
 _ADDRESS = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?![\w.])")  # an IPv4 address or network: a value
-_CALL_LITERAL = re.compile(r"[\w\]]\((?:[^()]|\([^()]*\))*\)")
+_WRITTEN_CALL = re.compile(r"[\w\]]\((?:[^()]|\([^()]*\))*\)")
 _LITERAL = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def call_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the calls a text writes out with their arguments ("format_string('%.2f', 1234.5)")."""
+    return [m.span() for m in _WRITTEN_CALL.finditer(text)]
 
 
 def call_literals(text: str) -> list[tuple[int, int]]:
     """The spans of the string literals a call the text writes out is passed ("ZoneInfo('Europe/Berlin')")."""
-    return [(c.start() + m.start(), c.start() + m.end()) for c in _CALL_LITERAL.finditer(text)
-            for m in _LITERAL.finditer(c.group(0))]
+    return [m.span() for a, b in call_spans(text) for m in _LITERAL.finditer(text, a, b)]
 
 
 _GROUPED_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w,])")  # 1,234,567 (not "f(1,2)")

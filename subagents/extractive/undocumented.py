@@ -10,14 +10,13 @@ Each is a reason for "not found" however well the objective's other words are co
 from __future__ import annotations
 
 import functools
-import locale
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .evidence import Evidence, units_of
-from .terms import (STOP, Term, TermKind, Weights, called_name, example_words, extract_terms, is_extension, make_term,
-                    mentions, qualified_parts, text_forms)
+from .terms import (STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms, is_extension,
+                    make_term, mentions, qualified_parts, text_forms)
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -92,8 +91,8 @@ def _a_value(number: str, question: str) -> bool:
 def an_argument(number: str, question: str) -> bool:
     """A number passed to a call the question writes out ("format_string('%.2f', 1234.5, grouping=True)"): the
     asker's example value, not a version the documents must name."""
-    x = re.escape(number)
-    return bool(re.search(rf"[\w\]]\((?:[^()]|\([^()]*\))*?(?<![\w.]){x}(?![\w.])(?:[^()]|\([^()]*\))*\)", question))
+    written = re.compile(rf"(?<![\w.]){re.escape(number)}(?![\w.])")
+    return any(written.search(question, a, b) for a, b in call_spans(question))
 
 
 _NAMED_VERSION = re.compile(r"\b([A-Z][\w+#-]*)\s+v?(\d+(?:\.\d+)+)\b")
@@ -194,16 +193,6 @@ def english(t: Term) -> bool:
     return zipf(t.text.strip("`")) >= (ENGLISH_ZIPF if t.kind is TermKind.NAME else JARGON_ZIPF)
 
 
-# the names of human languages, from the C library's locale aliases ("german" → de_DE): the asker's setting
-_LANGUAGES = frozenset(k for k, v in locale.locale_alias.items() if k.isalpha() and len(k) > 3 and "_" in v)
-
-
-def a_language(t: Term) -> bool:
-    """A human language's name ("German", "Japanese"): the language a program or its messages are in, the
-    asker's setting rather than a product the documents must cover."""
-    return t.text.strip("`").lower() in _LANGUAGES
-
-
 def qualifies_api(term: Term, q: Question) -> bool:
     """The word stands right before an API's name that is no English ("pandas groupby", "flask jsonify"):
     it names the package that API is asked of, however English the word is."""
@@ -232,7 +221,7 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
     for t in dict.fromkeys(focus.question.terms + focus.about):
         word = t.text.strip("`").lower()
         if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4 \
-                or t.text in examples or a_language(t):
+                or t.text in examples:
             continue
         if not (w.incidental(t) or w.absent(t)) or word in headings:
             continue
@@ -782,7 +771,6 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
     retrieved text mentions is not also said to be mentioned in passing."""
     raw, forms = ev.all_text(), ev.all_forms()
     missing = missing_names(focus, ev)
-    names = [t for t in names if not a_language(t)]
     passing = names if names and all(ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev)
                                      and not is_extension(t.text) for t in names) else []
     passing += undocumented_versions(focus, ev.weights)
