@@ -90,8 +90,12 @@ _PROSE_MARKS = frozenset("? ! . : - -- — – ... ?! ?? !!".split())
 def operators_in(question: str) -> list[str]:
     """The operators a question names, standing alone (":=", "**", "->", "@"): what it asks about when
     it asks "what does := do?". Sentence punctuation and dashes are not operators."""
-    found = (m.group(1) if len(m.group(1)) == 1 else m.group(1).rstrip("?!.,") for m in _OPERATOR.finditer(question))
+    found = [m.group(1) if len(m.group(1)) == 1 else m.group(1).rstrip("?!.,") for m in _OPERATOR.finditer(question)]
+    found += _INFIX.findall(question)  # R's own infix operators, "%||%", "%in%", "%*%"
     return list(dict.fromkeys(op for op in found if op and op not in _PROSE_MARKS))
+
+
+_INFIX = re.compile(r"(?<![\w%])%[^%\s]{1,6}%(?![\w%])")
 
 
 _OPERATOR_CHARS = re.escape("!#$%&*+-./:;<=>?@\\^|~")

@@ -798,6 +798,9 @@ def test_operators_standing_alone_are_named_and_prose_marks_are_not() -> None:
     assert operators_in("What is the ->> operator, and is == slower than is?") == ["->>", "=="]
     assert operators_in("Hello - world... Why? Really!") == []
     assert operators_in("Use (?P<name>...) in re, or a, b; c") == []
+    # R's infix operators, words or four marks between percent signs (before, "%||%" and "%in%" named nothing)
+    assert operators_in("How do I use the %||% operator, and what does %in% do?") == ["%||%", "%in%"]
+    assert operators_in("a 50% share and 20% more") == []
 
 
 def test_a_query_naming_an_operator_finds_it_as_written(tmp_path: Path, cache: Path) -> None:

@@ -16,7 +16,7 @@ from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, Qu
 from subagents.extractive.analysis import AnswerType, analyse
 from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
 from subagents.extractive.selection import focus_of
-from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, text_forms
+from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, placeholder, text_forms
 from subagents.extractive.undocumented import Release, persons, rankings, releases
 from subagents.model import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 from subagents.models.extractive import ExtractiveModel
@@ -286,6 +286,14 @@ def test_answer_type(question: str, kind: AnswerType) -> None:
 ])
 def test_compared_entities_are_parallel(question: str, entities: list[str]) -> None:
     assert analyse(question).entities == entities
+
+
+def test_what_the_asker_tells_after_the_question_is_no_part_of_it() -> None:
+    # "… within a year of its release? I need a number for a slide.": before, the second sentence was a part of its
+    # own, answered from word overlap while the first was not found
+    assert not analyse("What share of widget users moved to 3.11? I need a number for a slide.").multi
+    assert not analyse("Why does copy() fail? We use widgets 2.0 on our servers.").multi
+    assert len(analyse("How do I copy a widget? And how do I delete it?").parts) == 2
 
 
 def test_parts_carry_the_first_subject_into_the_next() -> None:
@@ -1041,6 +1049,28 @@ def test_an_english_word_naming_the_package_of_an_api_the_documents_mention_in_p
 
 
 
+def test_a_tool_the_asker_does_without_is_not_what_they_ask_about(docs: Path, tmp_path: Path) -> None:
+    # "I'd rather not add pytz as a dependency": they ask for what the documents give instead; before, "No retrieved
+    # passage mentions pytz" was the whole report. Asked to use it, it is still not found
+    _mentioned_once(docs, "The zorbtool register holds a value and its flag.")
+    for i, question in enumerate(("How do I copy a widget together with its children without zorbtool?",
+                                  "How do I copy a widget together with its children, not using zorbtool?")):
+        report = run(question, docs, tmp_path / f"ok{i}").report
+        assert "clone() with deep=True" in section(report, "Answer"), report
+    _not_found_for_a_name_in_passing("How do I copy a widget together with its children with zorbtool?", "zorbtool",
+                                     docs, tmp_path / "asked")
+
+
+def test_an_everyday_word_before_an_api_name_describes_it_and_names_no_package(docs: Path, tmp_path: Path) -> None:
+    # "hundreds of tiny Rscript jobs": "tiny" says what the jobs are like (wordfreq: common English), unlike "otter
+    # clonetree"; before, "No retrieved passage mentions tiny" was the whole report
+    _mentioned_once(docs, "The tiny register holds a value and its flag.")
+    (docs / "library" / "trees.html").write_text(
+        "<html><head><title>trees — widget trees</title></head><body><div role='main'><h1>trees — widget trees</h1>"
+        "<h2>clonetree</h2><p>The clonetree() function copies a widget together with all of its children.</p></div></body></html>")
+    report = run("How do I use tiny clonetree calls to copy a widget with its children?", docs, tmp_path).report
+    assert "clonetree() function copies a widget" in section(report, "Answer"), report
+
 def test_a_human_language_named_in_passing_is_the_askers_setting_not_a_product(docs: Path, tmp_path: Path) -> None:
     # "my R session prints its messages in German", "a German locale": a language is no tool the documents lack,
     # however rarely they name it; another capitalised name mentioned once still is
@@ -1754,6 +1784,11 @@ def test_a_question_asking_how_many_of_something_documented_asks_no_market_figur
     # how many things a collection holds
     ("How many widgets are on the widget exchange?", "how many widgets are on the widget exchange",
      "Widget exchange\n\nThe widget exchange lists 340 widgets.\n"),
+    # a price of a thing bought, a share of a population, a person's life
+    ("How much does a yearly widget support contract cost?", "what a yearly widget support contract costs",
+     "Widget support\n\nA yearly widget support contract costs $1200.\n"),
+    ("What percentage of widget developers use deep copies?", "what share of widget developers",
+     "Widget survey\n\nAbout 45% of widget developers use deep copies of widgets.\n"),
 ])
 def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated: str, page: str, docs: Path,
                                                         tmp_path: Path) -> None:
@@ -1912,13 +1947,16 @@ def test_a_year_inside_a_date_written_out_is_an_example_value_not_a_year_asked_a
         assert "parse_date()" in answer, answer
 
 
-def _searched(question: str, text: str, counts: dict[str, int], titles: dict[str, int], passages: int = 5000):
-    """The evidence a search for the question brings back: one passage, and the corpus's counts."""
+def _searched(question: str, text: str, counts: dict[str, int], titles: dict[str, int], passages: int = 5000,
+              more: tuple[str, ...] = ()):
+    """The evidence a search for the question brings back: one passage (and `more` of its section), and the
+    corpus's counts."""
     from subagents.extractive.evidence import gather
     from subagents.model import ToolResultBlock, ToolUseBlock
 
-    payload = {"query": question, "results": [{"source_id": "S1", "passage_id": "p#1", "title": "Backups",
-                                                "heading": "Backups", "snippet": text}],
+    payload = {"query": question, "results": [{"source_id": f"S{i}", "passage_id": f"p#{i}", "title": "Backups",
+                                                "heading": "Backups", "snippet": t}
+                                               for i, t in enumerate((text, *more), start=1)],
                "corpus": {"passages": passages, "term_passages": counts, "term_titles": titles}}
     return gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
 
@@ -2460,3 +2498,94 @@ def test_a_question_told_as_a_story_is_answered_by_a_sentence_naming_fewer_of_it
         ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}),
                       ToolResultBlock("t1", json.dumps(payload)))])
         assert bool(select(focus, ev).claims) is answers, text
+
+
+@pytest.mark.parametrize("question, terms", [
+    # a name of "my" and an everyday word is the asker's placeholder, alone or in a qualified name or code
+    ("Why does mylist$val return the element named value?", ["mylist", "val", "return", "element", "named", "value"]),
+    ("I patch myapp.db.Client but `from myapp.db import Client` still runs",
+     ["patch", "myapp.db.Client", "from myapp.db import Client", "runs"]),
+    ("Is MySQL like mypy?", ["MySQL", "mypy"]),  # "my" and no everyday word: products
+    ("Is the myth of myself a myth?", ["myth"]),  # English words of their own ("myself" is a stop word)
+    # a file or a path passed to a call is the asker's value
+    ("Why does tomllib.load() fail on open('config.toml')?", ["tomllib.load()", "fail", "open"]),
+    ("Why does @patch('pkg.db.Client') do nothing?", ["@patch", "nothing"]),
+    # an identifier of a thing the asker has, and a quoted value given as their data, are theirs; not one asked of
+    ("I have an orders table with a manager_id column. How?", ["orders", "table", "column"]),
+    ("How do I use the pg_stat_io view?", ["pg_stat_io", "view"]),
+    ("My app creates tiny Point objects. Why?", ["app", "creates", "tiny", "objects"]),
+    ("Our app keeps Redis instances. Why?", ["app", "Redis", "instances"]),
+    ("We want a new 'on_hold' status; how?", ["new", "status"]),
+    ("Does the 'auto_explain' module log plans?", ["auto_explain", "module", "log", "plans"]),
+    ("How do I change a key, e.g. the email key, i.e. one value?", ["change", "key", "email", "value"]),
+    # a capitalised unit after a number is the asker's quantity's; after a name's version, a name
+    ("How do I index a 200 GB table or a 180MB file?", ["index", "200", "table", "180", "file"]),
+    ("Which PostgreSQL 15 JSON functions exist?", ["PostgreSQL", "15", "JSON", "functions", "exist"])])
+def test_the_askers_own_names_files_and_units_are_no_terms(question: str, terms: list[str]) -> None:
+    # (a placeholder is searched for, as examples use such names, but is a word, never a name the text must hold)
+    assert [t.text for t in extract_terms(question)] == terms
+    assert not any(t.named and placeholder(t.text) for t in extract_terms(question))
+
+
+def test_a_placeholder_is_my_and_an_everyday_word_and_no_word_of_its_own() -> None:
+    assert placeholder("mylist") and placeholder("MyClass") and placeholder("my_table") and placeholder("myapp.db.Client")
+    assert not placeholder("mysql") and not placeholder("MyISAM") and not placeholder("mypy")  # no everyday word after
+    assert not placeholder("myself") and not placeholder("myth")  # English words of their own
+
+
+def test_a_value_with_three_decimals_is_no_version_to_find() -> None:
+    # "my invoice totals come out like 7.325": no release is numbered with three decimals; before, "No retrieved
+    # passage mentions 7.325" was the whole report; after a name it is still a version
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import missing_names
+
+    text = "To copy a gadget deeply, copy its children first."
+    for question, missing in (("My gadget totals come out like 7.325; how do I copy a gadget deeply?", []),
+                              ("How do I copy a gadget deeply in Gadget 7.325?", ["7.325"]),
+                              ("How do I copy a gadget deeply in 3.14?", ["3.14"])):
+        ev = _searched(question, text, {"gadget": 40}, {"gadget": 2})
+        assert [t.text for t in missing_names(focus_of(question), ev)] == missing, question
+
+
+def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package() -> None:
+    # "foreign::read.dta refuses to open it": after "::" R's name is whole, and the section whose first passage
+    # names package foreign documents read.dta in its next; before, "No retrieved passage mentions foreign::read"
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.terms import qualified_parts
+    from subagents.extractive.undocumented import missing_names
+
+    assert qualified_parts("foreign::read.dta") == ["foreign", "read.dta"]
+    assert qualified_parts("os.path.join") == ["os", "path", "join"]
+    question = "Why does gadgets::read.gdt refuse to open my file?"
+    opening = "The recommended package gadgets provides import facilities for gadget files."
+    documented = "Files from versions 5 up to 12 can be read by functions read.gdt and write.gdt."
+    for more, missing in (((documented,), []), ((), ["gadgets::read.gdt"])):
+        ev = _searched(question, opening, {"gadgets": 40}, {"gadgets": 2}, more=more)
+        assert [t.text for t in missing_names(focus_of(question), ev)] == missing, more
+    # a word of any sentence is not its package named ("copy.replace()" is no `replace` beside "to copy a gadget")
+    question = "How do I use copy.shuffle() on a gadget?"
+    ev = _searched(question, "To copy a gadget deeply, copy its children first.", {"gadget": 40}, {"gadget": 2},
+                   more=("The shuffle() function reorders the children of a gadget.",))
+    assert [t.text for t in missing_names(focus_of(question), ev)] == ["copy.shuffle()"]
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("How much does a Posit Workbench license cost per year?", "what a Posit Workbench license costs"),
+    ("How much does a sequential scan cost compared to an index scan?", None),  # a planner's cost: no thing bought
+    ("Roughly what percentage of Python developers had moved to 3.11?", "what share of Python developers"),
+    ("What percentage of the table is scanned before autovacuum runs?", None),  # a setting's share, no population's
+    ("Which university did Guido van Rossum graduate from?", "when or where Guido van Rossum graduate"),
+    ("Who is Guido van Rossum?", None),  # what he made, which manuals say
+])
+def test_a_price_a_population_share_and_a_life_are_asked_only_in_their_own_words(question: str, asked: str | None) -> None:
+    from subagents.extractive.undocumented import lives, prices, shares
+
+    assert [x.text for f in (prices, shares, lives) for x in f(question)] == ([asked] if asked else [])
+
+
+def test_a_life_is_stated_by_a_sentence_naming_the_person_with_a_word_of_a_biography() -> None:
+    from subagents.extractive.undocumented import lives
+
+    life, = lives("Which university did Guido van Rossum graduate from?")
+    assert life.stated_by("Guido van Rossum graduated from the University of Amsterdam in 1982.")
+    assert not life.stated_by("Guido van Rossum created Python at CWI in the Netherlands.")

@@ -203,8 +203,15 @@ def resolved(text: str, subject: str) -> str:
     return _PRONOUN.sub(subject, text, count=1).rstrip("?") if subject else text
 
 
+# a sentence the asker tells about themselves after the question ("I need a number for a slide."): why they ask,
+# no part of what they ask
+_TOLD = re.compile(r"^(?:I|I'm|I've|I'd|we|we're|we've|my|our)\b[^?]*[.!]?$", re.I)
+
+
 def split_parts(q: str) -> list[str]:
     pieces = [clean(p).strip(" ,") for p in _PART_SPLIT.split(q) if p and clean(p).strip(" ,?")]
+    if len(pieces) > 1 and _TOLD.match(pieces[-1]):
+        pieces = pieces[:-1]
     return [p if p.endswith("?") else p + "?" for p in pieces] if len(pieces) > 1 else [q]
 
 

@@ -28,7 +28,7 @@ def stem(word: str) -> str:
     return stem_word(word.lower())
 
 # A question's tokens: quoted code, identifiers (dotted, dunder, qualified by "::", with a call), numbers, operators.
-TOKEN = re.compile(r"`[^`]+`|[^\W\d_][\w.]*::[^\W\d_]\w*(?:\(\))?|[^\W\d_]+(?:-[^\W_]+)+|\.?@?_*[^\W\d_][\w]*(?:\.[^\W\d]\w*)*(?:\([^()\s]{0,12}(?: [^()\s]{1,12})?\)|\[[^\]\s]{0,20}\])?\*?"
+TOKEN = re.compile(r"`[^`]+`|[^\W\d_][\w.]*::[^\W\d_]\w*(?:\.[^\W\d]\w*)*(?:\(\))?|[^\W\d_]+(?:-[^\W_]+)+|\.?@?_*[^\W\d_][\w]*(?:\.[^\W\d]\w*)*(?:\([^()\s]{0,12}(?: [^()\s]{1,12})?\)|\[[^\]\s]{0,20}\])?\*?"
                    r"|\d+(?:\.\d+)*|:=|==|!=|\+=|//|\*\*|->")
 _CALL = re.compile(r"\([^()]*\)$|\[[^\]]*\]$")
 _WORDISH = re.compile(r"[^\W\d_]+")
@@ -125,8 +125,9 @@ _QUALIFIED = re.compile(r"\.|::")
 
 
 def qualified_parts(ident: str) -> list[str]:
-    """An identifier's parts: "os.path.join" -> os, path, join; R's and C++'s "tools::file_ext" -> tools, file_ext."""
-    return _QUALIFIED.split(ident)
+    """An identifier's parts: "os.path.join" -> os, path, join; R's and C++'s "tools::file_ext" -> tools, file_ext
+    (after "::" a name is whole, dots and all: R's "foreign::read.dta" -> foreign, read.dta)."""
+    return ident.split("::") if "::" in ident else _QUALIFIED.split(ident)
 
 
 def _ident_forms(ident: str) -> set[str]:
@@ -263,8 +264,13 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             continue  # "like 1,234,567": a number written out to show its format, whose groups are no numbers asked
         if tok.strip("`") in mine:
             continue  # the asker's own table, column or function: no page's subject
-        if tok[:1].isupper() and any(a <= start < b for a, b in literals):
-            continue  # "ZoneInfo('Europe/Berlin')": a place or a person passed to a call is the asker's value
+        if (tok[:1].isupper() or "." in tok or "_" in tok) and any(a <= start < b for a, b in literals):
+            continue  # "ZoneInfo('Europe/Berlin')", "open('config.toml')", "@patch('myapp.db.Client')": a place, a
+            # file or a path passed to a call is the asker's value ('rb' of `open(f, 'rb')` says how: kept)
+        if tok.lower().rstrip(".") in _LATIN:
+            continue  # "e.g.", "i.e.": an abbreviation of prose, no identifier
+        if _a_unit(toks, i, text):
+            continue  # "a 200 GB table": a quantity's unit
         if tok.lower() in _CONTRACTED and text[max(0, start - 1):start] in ("'", "’") and start > 1 \
                 and text[start - 2].isalpha():
             continue  # "they're", "you've", "we'll": the tail of a contraction, no word (nor Python's `re`)
@@ -288,6 +294,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             kind = TermKind.WORD  # a message's severity, which no page about the message need name
         elif any(a <= start < b for a, b in templates):  # "YYYY-MM-DD", "HH24:MI": a value's shape, shown by
             kind = TermKind.WORD  # pages as an example of it (never in a heading), no name
+        elif placeholder(tok):  # "mylist$val", "myapp.db.Client": the asker's own name, which no page need name
+            kind = TermKind.WORD  # (though examples use such names too: searched for, never required)
         else:
             kind = _kind(tok, first)
         if kind is TermKind.WORD and (len(low) < 2 or not _WORDISH.search(low)):
@@ -400,10 +408,62 @@ _OWN_NAME = re.compile(rf"\b(?:my|our|(?:I|we)\s+(?:have|had|created|made|define
                        rf"(?P<a>[A-Za-z_]\w*(?:\.\w+)*)|as\s+[\"'`](?P<b>[A-Za-z_]\w*(?:\.\w+)*)[\"'`])", re.I)
 
 
+def zipf(word: str) -> float:
+    """How often English uses the word (wordfreq's Zipf scale: 3 is once per million words)."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word.lower(), "en")
+
+
+_LATIN = frozenset({"e.g", "i.e", "cf", "etc", "viz", "vs"})
+_MY = re.compile(r"my_?([A-Za-z]{2,})", re.I)
+PLACEHOLDER_ZIPF = 3.5  # "my" and a word English uses at least this often: a placeholder ("mylist"; not "mysql", "mypy")
+WORD_ZIPF = 2.0  # … unless the whole is itself a word English uses ("myself", "myth")
+
+
+def placeholder(tok: str) -> bool:
+    """A name made of "my" and an everyday word ("mylist", "myapp", "MyClass", "my_table"), or a qualified name or code
+    holding one ("myapp.db.Client", `from myapp.db import Client`): the asker's own thing, which no page names."""
+    return any(m is not None and zipf(m.group(1)) >= PLACEHOLDER_ZIPF and zipf(part) < WORD_ZIPF
+               for part in re.findall(r"[A-Za-z][A-Za-z_]*", tok) for m in [_MY.fullmatch(part)])
+
+
+_UNIT = re.compile(r"[A-Za-z]{1,3}")  # GB, MB, TiB, ms: a quantity's unit, as short as units are written
+
+
+def _a_unit(toks: list[tuple[str, int]], i: int, text: str) -> bool:
+    """A capitalised unit right after a number that no name precedes ("a 200 GB table", "180MB"): the unit of the
+    asker's quantity, no name of the documents ("PostgreSQL 15 JSON": 15 is a version, JSON is asked about)."""
+    tok, start = toks[i]
+    m = re.search(r"(?<![\w.])\d+(?:\.\d+)?\s?$", text[:start])
+    if not m or not _UNIT.fullmatch(tok) or not any(c.isupper() for c in tok):
+        return False
+    named = re.search(r"\b[A-Z][\w+#-]*\s+$", text[:m.start()])  # "PostgreSQL 15": a version, not a quantity
+    return named is None
+
+
+# what the asker has ("I have an employees table with a manager_id column"): an identifier of theirs, written before
+# what it is, in the same clause
+_OWN_CLAUSE = re.compile(rf"\b(?:my|our|(?:I|we)\s+(?:have|had|created|made|defined|wrote|keep|store))\s+"
+                         rf"(?:[\w-]+\s+){{0,5}}?(?P<c>[A-Za-z]\w*_\w*[A-Za-z0-9])\s+{_THINGS}\b", re.I)
+# … or a class of theirs, named with an everyday word, whose objects they have ("my app creates millions of tiny
+# Point objects"; not "our Redis instance": `own_names` keeps a name English does not use as a word)
+_OWN_CLASS = re.compile(rf"\b(?i:my|our|(?:I|we)\s+(?:have|had|created|made|defined|wrote|keep|store))\s+"
+                        rf"(?:[\w-]+\s+){{0,5}}?(?P<k>[A-Z][a-z]+)\s+(?:objects?|instances?)\b")
+OWN_CLASS_ZIPF = 4.0  # a class named with a word English uses this often ("Point", "Order") is the asker's
+_VALUES = r"(?:status(?:es)?|states?|labels?|categor(?:y|ies)|tags?|levels?)"
+# a quoted identifier given as the asker's data ("a new 'on_hold' status", "the 'legacy' label"; not a setting's or a
+# module's name, "the 'auto_explain' module")
+_QUOTED_VALUE = re.compile(rf"[\"'`](?P<v>[A-Za-z_][\w.-]*)[\"'`]\s+{_VALUES}\b", re.I)
+
+
 def own_names(text: str) -> set[str]:
-    """The names the asker gives their own things ("my table as "OrderItems"", "I have a column called qty"): no
-    page names them, whatever it says about what the question asks ("the function called print" is a page's)."""
-    return {m.group("a") or m.group("b") for m in _OWN_NAME.finditer(text)}
+    """The names the asker gives their own things ("my table as "OrderItems"", "I have a column called qty", "I have
+    an employees table with a manager_id column", "a new 'on_hold' status"): no page names them, whatever it says
+    about what the question asks ("the function called print" is a page's, "the pg_stat_io view" one it may lack)."""
+    return {m.group("a") or m.group("b") for m in _OWN_NAME.finditer(text)} \
+        | {m.group("c") for m in _OWN_CLAUSE.finditer(text)} | {m.group("v") for m in _QUOTED_VALUE.finditer(text)} \
+        | {m.group("k") for m in _OWN_CLASS.finditer(text) if zipf(m.group("k")) >= OWN_CLASS_ZIPF}
 
 
 def _defined_here(toks: list[tuple[str, int]], i: int, text: str) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .evidence import Evidence, units_of
 from .terms import (STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms, is_extension,
-                    make_term, mentions, qualified_parts, text_forms)
+                    make_term, mentions, placeholder, qualified_parts, text_forms, zipf)
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -35,7 +35,8 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     dotted identifier whose package no passage of the corpus holds (`torch.nn.Linear`) is missing
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
-    names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)]
+    names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)
+             and not declined(t, focus.question.text)]
     return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights)
             or _foreign_package(t, ev.weights) or not _mentioned_in_its_package(t, ev)]
 
@@ -56,12 +57,18 @@ def _mentioned_in_its_package(term: Term, ev: Evidence) -> bool:
     if term.kind is not TermKind.IDENT or len(parts) < 2 or term.text[0].isdigit():
         return True
     owner, last = parts[-2], parts[-1]
+    said = re.compile(rf"\b{re.escape(owner)}\b")
+    kinds = r"(?:package|module|class|exception|library)"
+    defined = re.compile(rf"\b{kinds}\s+{re.escape(owner)}\b|\b{re.escape(owner)}\s+{kinds}\b")
+    # the sections whose heading names the owner, or whose text names it as what it is ("The recommended package
+    # foreign provides …" opens the section whose next passage documents read.dta; not "copy" of any sentence)
+    owned = {(p.title, p.heading) for p in ev.passages.values()
+             if said.search(f"{p.title} {p.heading}".lower()) or defined.search(p.text.lower())}
     for p in ev.passages.values():
         text = p.text.lower()
         if whole in text or whole in p.context.lower():
             return True
-        if re.search(rf"\b{re.escape(owner)}\b", f"{p.title} {p.heading}".lower()) \
-                and re.search(rf"(?<![\w.]){re.escape(last)}\b", text):
+        if (p.title, p.heading) in owned and re.search(rf"(?<![\w.]){re.escape(last)}\b", text):
             return True
     return False
 
@@ -83,9 +90,11 @@ def _asked_by_name(t: Term, question: str) -> bool:
 
 def _a_value(number: str, question: str) -> bool:
     """A number the question gives as a value, not a version: a fraction of one ("the R-squared jumped from 0.3 to
-    0.95") that no name or "version" precedes ("Python 0.9" is a version)."""
+    0.95") or a number with three decimals or more ("totals like 7.325"; no release is numbered so) that no name or
+    "version" precedes ("Python 0.9" is a version)."""
     named = re.search(rf"\b(?:[A-Z][\w+#-]*|(?i:versions?|releases?|v))\s+{re.escape(number)}(?![\w.])", question)
-    return number.startswith("0.") and number.count(".") == 1 and not named
+    whole, _, decimals = number.partition(".")
+    return not named and number.count(".") == 1 and (whole == "0" or len(decimals) >= 3)
 
 
 def an_argument(number: str, question: str) -> bool:
@@ -182,12 +191,6 @@ ENGLISH_ZIPF, JARGON_ZIPF = 2.5, 1.0
 
 
 @functools.lru_cache(maxsize=4096)
-def zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word.lower(), "en")
-
-
 def english(t: Term) -> bool:
     """A word English uses (wordfreq), not a product or a tool's name ("PyInstaller", "pgbouncer")."""
     return zipf(t.text.strip("`")) >= (ENGLISH_ZIPF if t.kind is TermKind.NAME else JARGON_ZIPF)
@@ -197,11 +200,25 @@ def qualifies_api(term: Term, q: Question) -> bool:
     """The word stands right before an API's name that is no English ("pandas groupby", "flask jsonify"):
     it names the package that API is asked of, however English the word is."""
     m = re.search(rf"(?<![\w.]){re.escape(term.text)}\s+([A-Za-z_][\w.]*)", q.text)
-    if not m:
+    if not m or zipf(term.text) >= QUALIFIER_ZIPF:  # "tiny Rscript jobs": an everyday word describes, names no package
         return False
     after = next((t for t in q.terms if t.text.strip("`").rstrip("()") == m.group(1)), None)
     return after is not None and after is not term and (
         after.kind is TermKind.IDENT or after.kind in (TermKind.WORD, TermKind.NAME) and not english(after))
+
+
+QUALIFIER_ZIPF = 4.0  # a word English uses this often ("tiny", "custom") says what a thing is like, not whose it is
+
+
+_DECLINED = re.compile(r"\b(?:without|instead\s+of|rather\s+than|avoid(?:ing)?|(?:not|n't|never)\s+(?:to\s+)?"
+                       r"(?:use|using|add|adding|install|depend\s+on|pull\s+in|import|need))\s+(?:(?:a|an|the|any)\s+)?$", re.I)
+
+
+def declined(term: Term, question: str) -> bool:
+    """A name the asker says they do without ("I'd rather not add pytz", "without pandas", "instead of
+    BeautifulSoup"): what they ask for is something else, which the documents may well give."""
+    spots = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(term.text)}(?![\w])", question)]
+    return bool(spots) and all(_DECLINED.search(question[:at]) for at in spots)
 
 
 def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
@@ -221,14 +238,15 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
     for t in dict.fromkeys(focus.question.terms + focus.about):
         word = t.text.strip("`").lower()
         if t.kind not in (TermKind.WORD, TermKind.NAME) or w.domain(t) or not word.isalpha() or len(word) < 4 \
-                or t.text in examples:
+                or t.text in examples or placeholder(t.text):
             continue
         if not (w.incidental(t) or w.absent(t)) or word in headings:
             continue
         if t.kind is TermKind.WORD and english(t) and not qualifies_api(t, focus.question):  # (wordfreq loads in 0.6 s: last)
             continue
         if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
-                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev):
+                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev) \
+                or declined(t, focus.question.text):
             continue
         out.append(t)
     return out
@@ -243,6 +261,8 @@ def _never_used(term: Term, weights: Weights) -> bool:
     """No passage of the corpus contains the word (its statistics say so): a compound when one of its
     parts is never used ("scikit-learn", not "CPU-heavy"); a verb's -ing/-ed form or an adverb says how
     something is asked ("without stalling"), not what it is about, so it does not count."""
+    if placeholder(term.text):  # "mylist": the asker's own name
+        return False
     if "-" in term.text:
         parts = [x.lower() for x in re.findall(r"[A-Za-z]{3,}", term.text)]
         return any(weights.df.get(x) == 0 for x in parts)
@@ -723,8 +743,110 @@ def counts(question: str) -> list[Count]:
         if m else []
 
 
+# what something costs, asked of a thing bought ("How much does a yearly PSF sponsorship cost?", "What is the price
+# of a Posit Workbench licence?"); not a planner's cost ("How much does a sequential scan cost?")
+_PRICE_ASKED = (
+    re.compile(r"\bhow\s+much\s+(?:does|do|did|would|will|should|might)\s+(?P<subject>.+?)\s+(?:\w+ly\s+)?cost\b", re.I),
+    re.compile(r"\bwhat\s+(?:is|are|was|were)\s+the\s+(?:price|pricing|fees?)\s+(?:of|for)\s+(?P<subject>[^?.;]+)", re.I),
+)
+_BOUGHT = re.compile(r"\b(?:licen[cs]es?|subscriptions?|sponsorships?|contracts?|memberships?|seats?|tiers?|plans?|"
+                     r"hosting|support|per\s+(?:year|month|user|seat|hour)|yearly|monthly|annual|annually)\b", re.I)
+_MONEY = re.compile(r"[$€£¥]\s?\d|\d\s?(?:USD|EUR|GBP|dollars?|euros?|pounds)\b|\b(?:USD|EUR|GBP)\s?\d", re.I)
+
+
+@dataclass(frozen=True)
+class Price:
+    """The question asks what something bought costs: documentation gives no prices."""
+
+    subject: str  # "a yearly corporate sponsorship of the Python Software Foundation"
+
+    @property
+    def text(self) -> str:
+        return f"what {self.subject} costs"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence giving an amount of money and naming the subject's head word."""
+        head = [w for w in re.findall(r"[A-Za-z]+", self.subject) if w.lower() not in STOP][-1:]
+        forms = text_forms(sentence)
+        return bool(_MONEY.search(sentence)) and all(text_forms(w) & forms for w in head)
+
+
+def prices(question: str) -> list[Price]:
+    """What a thing bought (a licence, a subscription, a contract, a sponsorship) costs, if the question asks."""
+    for pattern in _PRICE_ASKED:
+        m = pattern.search(question)
+        if m and _BOUGHT.search(question):
+            return [Price(" ".join(m.group("subject").split()))]
+    return []
+
+
+# a share of a population ("what percentage of Python developers had moved to 3.11"): a survey's figure
+_SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:percentage|percent|proportion|share|fraction)\s+of\s+"
+                          r"(?P<subject>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:use|used|uses|using|had|have|has|are|"
+                          r"were|is|was|moved|switched|run|runs|prefer|still|in|on|at|that|who)\b|\s*[?,;]|$)", re.I)
+_PERCENT = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent\b", re.I)
+
+
+@dataclass(frozen=True)
+class Share:
+    """The question asks what share of a population does something: a survey's figure, no manual's."""
+
+    subject: str  # "Python developers"
+
+    @property
+    def text(self) -> str:
+        return f"what share of {self.subject}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence with a percentage that names the population's head word."""
+        head = [w for w in re.findall(r"[A-Za-z]+", self.subject) if w.lower() not in STOP][-1:]
+        forms = text_forms(sentence)
+        return bool(_PERCENT.search(sentence)) and all(text_forms(w) & forms for w in head)
+
+
+_POPULATION = re.compile(r"(?:developers|users|programmers|engineers|people|companies|organi[sz]ations|businesses|"
+                         r"enterprises|teams|respondents|projects|websites|sites|students|scientists|analysts)", re.I)
+
+
+def shares(question: str) -> list[Share]:
+    """What share of a population (developers, users, companies) the question asks for ("what percentage of the
+    table" is a setting's, which manuals give)."""
+    m = _SHARE_ASKED.search(question)
+    if not m or not _POPULATION.fullmatch(m.group("subject").split()[-1]):
+        return []
+    return [Share(" ".join(m.group("subject").split()))]
+
+
+# a person's life ("Which university did Guido van Rossum graduate from?"): a person named (`_NAMED`) and a word of a
+# biography
+_LIFE = re.compile(r"\b(?:graduat\w*|born|birth\w*|died|death|married|spouse|wife|husband|salary|net\s+worth|"
+                   r"alma\s+mater|hometown|childhood|grew\s+up|stud(?:y|ied)\s+at)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Life:
+    """The question asks about a named person's life: a manual names people for what they made, not their lives."""
+
+    person: str  # "Guido van Rossum"
+    about: str  # "graduate"
+
+    @property
+    def text(self) -> str:
+        return f"when or where {self.person} {self.about}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence naming the person (by their last name) with a word of a biography."""
+        last = self.person.split()[-1]
+        return bool(re.search(rf"\b{re.escape(last)}\b", sentence)) and bool(_LIFE.search(sentence))
+
+
+def lives(question: str) -> list[Life]:
+    named, life = _NAMED.search(question), _LIFE.search(question)
+    return [Life(named.group(0), life.group(0).lower())] if named and life else []
+
+
 # what a question asks that only a sentence stating it answers
-Unstated = Ranking | Figure | Person | Release | Adopters | Count
+Unstated = Ranking | Figure | Person | Release | Adopters | Count | Price | Share | Life
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -734,7 +856,7 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     does)."""
     text = focus.question.text
     asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
-                             *counts(text)]
+                             *counts(text), *prices(text), *shares(text), *lives(text)]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
     if not asked:
