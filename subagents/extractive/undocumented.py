@@ -754,6 +754,13 @@ _BOUGHT = re.compile(r"\b(?:licen[cs]es?|subscriptions?|sponsorships?|contracts?
 _MONEY = re.compile(r"[$€£¥]\s?\d|\d\s?(?:USD|EUR|GBP|dollars?|euros?|pounds)\b|\b(?:USD|EUR|GBP)\s?\d", re.I)
 
 
+def _figure_of(sentence: str, figure: re.Pattern[str], subject: str) -> bool:
+    """The sentence gives such a figure (an amount of money, a percentage) and names the subject's head word."""
+    head = [w for w in re.findall(r"[A-Za-z]+", subject) if w.lower() not in STOP][-1:]
+    forms = text_forms(sentence)
+    return bool(figure.search(sentence)) and all(text_forms(w) & forms for w in head)
+
+
 @dataclass(frozen=True)
 class Price:
     """The question asks what something bought costs: documentation gives no prices."""
@@ -766,9 +773,7 @@ class Price:
 
     def stated_by(self, sentence: str) -> bool:
         """A sentence giving an amount of money and naming the subject's head word."""
-        head = [w for w in re.findall(r"[A-Za-z]+", self.subject) if w.lower() not in STOP][-1:]
-        forms = text_forms(sentence)
-        return bool(_MONEY.search(sentence)) and all(text_forms(w) & forms for w in head)
+        return _figure_of(sentence, _MONEY, self.subject)
 
 
 def prices(question: str) -> list[Price]:
@@ -799,9 +804,7 @@ class Share:
 
     def stated_by(self, sentence: str) -> bool:
         """A sentence with a percentage that names the population's head word."""
-        head = [w for w in re.findall(r"[A-Za-z]+", self.subject) if w.lower() not in STOP][-1:]
-        forms = text_forms(sentence)
-        return bool(_PERCENT.search(sentence)) and all(text_forms(w) & forms for w in head)
+        return _figure_of(sentence, _PERCENT, self.subject)
 
 
 _POPULATION = re.compile(r"(?:developers|users|programmers|engineers|people|companies|organi[sz]ations|businesses|"
