@@ -1061,6 +1061,20 @@ def test_a_tool_the_asker_does_without_is_not_what_they_ask_about(docs: Path, tm
                                      docs, tmp_path / "asked")
 
 
+@pytest.mark.parametrize("question, declined", [
+    ("I'd rather not add pytz as a dependency. What should I use?", True),
+    ("How do I parse it without pytz?", True),
+    ("We don't use pytz; what then?", True),
+    ("What can I use instead of pytz?", True),
+    ("How do I use pytz?", False),
+    ("Should I use pytz, or not use pytz?", False),  # asked about once, declined once: asked
+])
+def test_a_name_is_declined_where_each_mention_says_the_asker_does_without_it(question: str, declined: bool) -> None:
+    from subagents.extractive.undocumented import declined as is_declined
+
+    assert is_declined(make_term("pytz", TermKind.WORD), question) is declined
+
+
 def test_an_everyday_word_before_an_api_name_describes_it_and_names_no_package(docs: Path, tmp_path: Path) -> None:
     # "hundreds of tiny Rscript jobs": "tiny" says what the jobs are like (wordfreq: common English), unlike "otter
     # clonetree"; before, "No retrieved passage mentions tiny" was the whole report

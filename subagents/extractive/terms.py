@@ -408,6 +408,7 @@ _OWN_NAME = re.compile(rf"\b(?:my|our|(?:I|we)\s+(?:have|had|created|made|define
                        rf"(?P<a>[A-Za-z_]\w*(?:\.\w+)*)|as\s+[\"'`](?P<b>[A-Za-z_]\w*(?:\.\w+)*)[\"'`])", re.I)
 
 
+@lru_cache(maxsize=4096)
 def zipf(word: str) -> float:
     """How often English uses the word (wordfreq's Zipf scale: 3 is once per million words)."""
     from wordfreq import zipf_frequency

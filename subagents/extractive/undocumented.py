@@ -190,7 +190,6 @@ def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
 ENGLISH_ZIPF, JARGON_ZIPF = 2.5, 1.0
 
 
-@functools.lru_cache(maxsize=4096)
 def english(t: Term) -> bool:
     """A word English uses (wordfreq), not a product or a tool's name ("PyInstaller", "pgbouncer")."""
     return zipf(t.text.strip("`")) >= (ENGLISH_ZIPF if t.kind is TermKind.NAME else JARGON_ZIPF)
@@ -210,8 +209,9 @@ def qualifies_api(term: Term, q: Question) -> bool:
 QUALIFIER_ZIPF = 4.0  # a word English uses this often ("tiny", "custom") says what a thing is like, not whose it is
 
 
-_DECLINED = re.compile(r"\b(?:without|instead\s+of|rather\s+than|avoid(?:ing)?|(?:not|n't|never)\s+(?:to\s+)?"
-                       r"(?:use|using|add|adding|install|depend\s+on|pull\s+in|import|need))\s+(?:(?:a|an|the|any)\s+)?$", re.I)
+_DECLINED = re.compile(r"(?:\b(?:without|instead\s+of|rather\s+than|avoid(?:ing)?)|(?:\b(?:not|never)|n't)\s+(?:to\s+)?"
+                       r"(?:use|using|add|adding|install|depend\s+on|pull\s+in|import|need))\s+(?:(?:a|an|the|any)\s+)?$",
+                       re.I)
 
 
 def declined(term: Term, question: str) -> bool:
