@@ -60,7 +60,9 @@ def content_term_list(text: str) -> list[str]:
     return list(seen)
 
 
-_ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|Mr|Dr|No)\.$", re.I)
+# abbreviations whose full stop ends no sentence
+ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "viz", "approx", "Mr", "Dr", "No")
+_ABBREV = re.compile(rf"\b(?:{'|'.join(map(re.escape, ABBREVIATIONS))})\.$", re.I)
 
 
 def sentences(text: str) -> list[str]:

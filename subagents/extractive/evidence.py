@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any, Collection, Iterable
 
 from ..model import ToolResultBlock, ToolUseBlock
+from ..text import ABBREVIATIONS
 from .terms import STOP, Weights, text_forms
 
 
@@ -108,7 +109,8 @@ def material(content: str) -> Any:
 # ---------------------------------------------------------------- splitting
 
 _SECTION_NO = r"(?:[A-Z]\.)?\d+(?:\.\d+)+\."  # "11.2.6.", "F.25.4.": a section's number, which opens its title
-_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|resp|Mr|Dr|No|Fig|Sec|Ch|al)\.$|^" + _SECTION_NO + "$", re.I)
+_ABBREV = re.compile(rf"\b(?:{'|'.join(map(re.escape, (*ABBREVIATIONS, 'resp', 'Fig', 'Sec', 'Ch', 'al')))})\.$|^"
+                     + _SECTION_NO + "$", re.I)
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9`\"'(\[])")
 _SENTENCE_END = re.compile(r"[.!?][\"')]?$|\)$")  # not "name [,...]": syntax (a SQL synopsis), not a sentence
 _KIND = r"(?:(?:class|async def|def|coroutine|awaitable|exception|abstractmethod|classmethod|staticmethod)\s+)?"

@@ -19,7 +19,7 @@ from typing import Iterable, Mapping
 from functools import lru_cache
 
 from ..stemming import stem_word
-from ..text import STOPWORDS, has_operator, operators_in
+from ..text import ABBREVIATIONS, STOPWORDS, has_operator, operators_in
 
 
 @lru_cache(maxsize=65536)
@@ -416,7 +416,7 @@ def zipf(word: str) -> float:
     return zipf_frequency(word.lower(), "en")
 
 
-_LATIN = frozenset({"e.g", "i.e", "cf", "etc", "viz", "vs"})
+_LATIN = frozenset(a.lower() for a in ABBREVIATIONS)  # "e.g.", "i.e.", "vs.": prose, no identifiers
 _MY = re.compile(r"my_?([A-Za-z]{2,})", re.I)
 PLACEHOLDER_ZIPF = 3.5  # "my" and a word English uses at least this often: a placeholder ("mylist"; not "mysql", "mypy")
 WORD_ZIPF = 2.0  # … unless the whole is itself a word English uses ("myself", "myth")
@@ -445,11 +445,12 @@ def _a_unit(toks: list[tuple[str, int]], i: int, text: str) -> bool:
 
 # what the asker has ("I have an employees table with a manager_id column"): an identifier of theirs, written before
 # what it is, in the same clause
-_OWN_CLAUSE = re.compile(rf"\b(?:my|our|(?:I|we)\s+(?:have|had|created|made|defined|wrote|keep|store))\s+"
+_OWNER = r"(?:my|our|(?:I|we)\s+(?:have|had|created|made|defined|wrote|keep|store))"  # what opens such a clause
+_OWN_CLAUSE = re.compile(rf"\b{_OWNER}\s+"
                          rf"(?:[\w-]+\s+){{0,5}}?(?P<c>[A-Za-z]\w*_\w*[A-Za-z0-9])\s+{_THINGS}\b", re.I)
 # … or a class of theirs, named with an everyday word, whose objects they have ("my app creates millions of tiny
 # Point objects"; not "our Redis instance": `own_names` keeps a name English does not use as a word)
-_OWN_CLASS = re.compile(rf"\b(?i:my|our|(?:I|we)\s+(?:have|had|created|made|defined|wrote|keep|store))\s+"
+_OWN_CLASS = re.compile(rf"\b(?i:{_OWNER})\s+"
                         rf"(?:[\w-]+\s+){{0,5}}?(?P<k>[A-Z][a-z]+)\s+(?:objects?|instances?)\b")
 OWN_CLASS_ZIPF = 4.0  # a class named with a word English uses this often ("Point", "Order") is the asker's
 _VALUES = r"(?:status(?:es)?|states?|labels?|categor(?:y|ies)|tags?|levels?)"
