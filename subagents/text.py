@@ -86,13 +86,15 @@ def sentences(text: str) -> list[str]:
 
 
 _OPERATOR = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=[`'\"(]))([^\w\s`'\"()\[\]{},;]{1,3})(?=$|\s|[`'\")?,.])")
+_PATH_AFTER = re.compile(r"\.?[\w~]")  # "~/.pgpass", "./configure": a path's start, no operator
 _PROSE_MARKS = frozenset("? ! . : - -- — – ... ?! ?? !!".split())
 
 
 def operators_in(question: str) -> list[str]:
     """The operators a question names, standing alone (":=", "**", "->", "@"): what it asks about when
     it asks "what does := do?". Sentence punctuation and dashes are not operators."""
-    found = [m.group(1) if len(m.group(1)) == 1 else m.group(1).rstrip("?!.,") for m in _OPERATOR.finditer(question)]
+    found = [m.group(1) if len(m.group(1)) == 1 else m.group(1).rstrip("?!.,") for m in _OPERATOR.finditer(question)
+             if not (m.group(1).endswith("/") and _PATH_AFTER.match(question, m.end()))]
     found += _INFIX.findall(question)  # R's own infix operators, "%||%", "%in%", "%*%"
     return list(dict.fromkeys(op for op in found if op and op not in _PROSE_MARKS))
 

@@ -1803,6 +1803,10 @@ def test_a_question_asking_how_many_of_something_documented_asks_no_market_figur
      "Widget support\n\nA yearly widget support contract costs $1200.\n"),
     ("What percentage of widget developers use deep copies?", "what share of widget developers",
      "Widget survey\n\nAbout 45% of widget developers use deep copies of widgets.\n"),
+    # a ratio measured ("how many times longer"): documents say "longer" in words, if at all
+    ("Roughly how many times longer does a deep copy of a widget take than a shallow copy?",
+     "how many times longer a deep copy of a widget is",
+     "Widget timings\n\nA deep copy of a widget takes about three times longer than a shallow copy.\n"),
 ])
 def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated: str, page: str, docs: Path,
                                                         tmp_path: Path) -> None:
@@ -1846,6 +1850,15 @@ def test_a_compared_name_opening_its_subagents_objective_is_still_a_name(docs: P
     for i, question in enumerate(("How does Zorblax differ from widgets?", "How do gadgets and Zorblax differ?")):
         answer = answer_to(question, docs, tmp_path / str(i))
         assert "| Zorblax | (The documents mention Zorblax only in passing: no title or heading names it) |" in answer, answer
+
+
+def test_a_population_share_asked_of_compared_things_is_asked_of_each_and_not_found(docs: Path, tmp_path: Path) -> None:
+    # "what share of R users run it on Windows compared with macOS": the whole question asks a survey's figure of each
+    # compared thing; before, each entity's subagent quoted what the documents say of it
+    question = "What share of widget developers use deep copies compared with shallow copies?"
+    result = run(question, docs, tmp_path)
+    assert "do not answer this question" in section(result.report, "Answer"), result.report
+    assert "No retrieved passage says what share of widget developers." in result.report, result.report
 
 
 def test_a_market_figure_of_compared_things_is_asked_of_each_and_not_found(docs: Path, tmp_path: Path) -> None:
@@ -2541,6 +2554,54 @@ def test_the_askers_own_names_files_and_units_are_no_terms(question: str, terms:
     assert not any(t.named and placeholder(t.text) for t in extract_terms(question))
 
 
+@pytest.mark.parametrize("question, terms", [
+    # a path's "~/" is no operator (before: "No retrieved passage mentions ~/" was a report's whole answer)
+    ("I put my password into ~/.pgpass but psql asks", ["password", ".pgpass", "psql", "asks"]),
+    ("What does ~ do in a formula?", ["formula", "~"]),  # an operator standing alone still is one
+    ("How do I match *.txt files?", ["match", ".txt", "files", "*"]),  # a wildcard before a dot still is one
+    ("What does := do?", [":="]),
+    # an escape glued to a value's text is that value's characters, not part of a word ("ufeffname")
+    ("Why does the header come out as '\\ufeffname'?", ["header", "come", "name"]),
+    ("What is the '\\x00' byte?", ["x00", "byte"])])  # an escape standing alone is left as it is
+def test_paths_and_escapes_in_a_question_make_no_terms_of_their_own(question: str, terms: list[str]) -> None:
+    assert [t.text for t in extract_terms(question)] == terms
+
+
+def test_a_folder_the_asker_names_is_searched_but_never_required() -> None:
+    # ".git folders" is the asker's file layout: searched for, a word (before: "No retrieved passage mentions .git")
+    kinds = {t.text: t.kind for t in extract_terms("How do I skip .git folders and node_modules directories?")}
+    assert kinds[".git"] is TermKind.WORD and kinds["node_modules"] is TermKind.WORD
+    assert extract_terms("What is in a .gitignore file?")[0].kind is TermKind.IDENT  # a file asked about: a name
+
+
+@pytest.mark.parametrize("question, setting", [
+    ("We upgrade a 2 TB cluster that lives on Zorbix. Is there a faster mode?", True),
+    ("The cluster lives on Zorbix. Is there a faster mode?", False),  # nobody's scene: no first person
+    ("Our tree is too big for our Zorbix image. Is there a smaller install?", True),
+    ("We run our app behind Zorbix. How do I read the client's address?", True),
+    ("We build our app with Zorbix. How do I read the client's address?", False),  # the tool they do it with
+    ("My script makes names on the fly with Zorbix. How do I store a value under a name?", False),  # an idiom's "on"
+    ("We are moving to Zorbix. How do I define a data class?", False),  # where they go is what they ask of
+    ("We run on Zorbix. How do I tune Zorbix?", False),  # the question asks about it
+    ("We run on Zorbix and need a faster mode.", False)])  # no sentence asks: nothing is only the scene
+def test_a_name_only_the_askers_scene_holds_is_not_asked_about(question: str, setting: bool) -> None:
+    from subagents.extractive.undocumented import in_the_setting
+
+    assert in_the_setting(make_term("Zorbix", TermKind.NAME), question) is setting
+
+
+def test_a_place_named_in_the_askers_scene_is_no_tool_the_documents_lack(docs: Path, tmp_path: Path) -> None:
+    # "our widget is on Zorbian": where the asker's things are, which the question after it does not
+    # ask about; named as the tool they work with, it is still a thing the documents lack
+    _mentioned_once(docs, "The Zorbian register holds a value and its flag.")
+    for i, place in enumerate(("Zorbian", "Qwertzian")):  # mentioned once; in no document
+        report = run(f"Our widget is on {place}. How do I copy a widget together with its children?", docs,
+                     tmp_path / str(i)).report
+        assert "clone() with deep=True" in section(report, "Answer"), report
+    _not_found_for_a_name_in_passing("We copy our widgets with Zorbian. How do I copy a widget together with its "
+                                     "children?", "Zorbian", docs, tmp_path / "other")
+
+
 def test_a_placeholder_is_my_and_an_everyday_word_and_no_word_of_its_own() -> None:
     assert placeholder("mylist") and placeholder("MyClass") and placeholder("my_table") and placeholder("myapp.db.Client")
     assert not placeholder("mysql") and not placeholder("MyISAM") and not placeholder("mypy")  # no everyday word after
@@ -2590,11 +2651,13 @@ def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package()
     ("What percentage of the table is scanned before autovacuum runs?", None),  # a setting's share, no population's
     ("Which university did Guido van Rossum graduate from?", "when or where Guido van Rossum graduate"),
     ("Who is Guido van Rossum?", None),  # what he made, which manuals say
+    ("How many times faster is a deep copy than a shallow copy?", "how many times faster a deep copy is"),
+    ("How many times is the trigger fired per row?", None),  # how often, no ratio
 ])
 def test_a_price_a_population_share_and_a_life_are_asked_only_in_their_own_words(question: str, asked: str | None) -> None:
-    from subagents.extractive.undocumented import lives, prices, shares
+    from subagents.extractive.undocumented import lives, prices, ratios, shares
 
-    assert [x.text for f in (prices, shares, lives) for x in f(question)] == ([asked] if asked else [])
+    assert [x.text for f in (prices, shares, lives, ratios) for x in f(question)] == ([asked] if asked else [])
 
 
 def test_a_life_is_stated_by_a_sentence_naming_the_person_with_a_word_of_a_biography() -> None:

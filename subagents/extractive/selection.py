@@ -31,7 +31,7 @@ from .meaning import NO_MEANING, Meaning
 from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, english, spells, unanswered, unmatchable
+from .undocumented import Unstated, derived, english, in_the_setting, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
@@ -131,8 +131,9 @@ class Focus:
         return apart or terms
 
     def key_names(self, weights: Weights) -> list[Term]:
-        """The names and identifiers the objective is about (the corpus's own name aside)."""
-        return [t for t in self.terms if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)]
+        """The names and identifiers the objective is about (the corpus's own name and the asker's scene aside)."""
+        return [t for t in self.terms if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)
+                and not in_the_setting(t, self.whole or self.question.text)]
 
 
 def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:

@@ -243,6 +243,11 @@ def make_term(tok: str, kind: TermKind) -> Term:
     return Term(bare, key, frozenset(forms), kind)
 
 
+# a character's escape glued to the text it starts ("comes out as '\\ufeffname'"): a value's characters, whose letters
+# are no word ("ufeffname"); an escape standing alone ("what is '\\x00'?") is left as it is
+_ESCAPED = re.compile(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2})(?=[A-Za-z])")
+# a folder the asker names by its name ("skip .git folders", "the node_modules directory"): their files' layout
+_FOLDERS = frozenset({"folder", "folders", "directory", "directories", "dir", "dirs"})
 _KIND_OF_SYMBOL = frozenset({"operator", "operators", "symbol", "sign", "token"})
 _CONTRACTED = frozenset({"re", "ve", "ll", "d", "s", "t", "m"})
 _AFTER_SYMBOL = re.compile(r"(?:^|\s)[`'\"]?[^\w\s`'\"]{1,4}[`'\"]?\s+$")
@@ -251,6 +256,7 @@ _AFTER_SYMBOL = re.compile(r"(?:^|\s)[`'\"]?[^\w\s`'\"]{1,4}[`'\"]?\s+$")
 def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
     """The content terms of a question or objective, in order, without repeats. A capital opening a
     `sentence` says nothing; in a list of terms (`sentence=False`, a lead's "about: Poetry") it marks a name."""
+    text = _ESCAPED.sub(lambda m: " " * len(m.group(0)), text)  # offsets kept
     toks = [(m.group(0), m.start()) for m in TOKEN.finditer(text)]
     out: dict[frozenset[str], Term] = {}
     templates = format_templates(text)
@@ -294,8 +300,9 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             kind = TermKind.WORD  # a message's severity, which no page about the message need name
         elif any(a <= start < b for a, b in templates):  # "YYYY-MM-DD", "HH24:MI": a value's shape, shown by
             kind = TermKind.WORD  # pages as an example of it (never in a heading), no name
-        elif placeholder(tok):  # "mylist$val", "myapp.db.Client": the asker's own name, which no page need name
-            kind = TermKind.WORD  # (though examples use such names too: searched for, never required)
+        elif placeholder(tok) or nxt in _FOLDERS and re.search(r"[._/]", bare):  # "mylist$val", "myapp.db.Client",
+            kind = TermKind.WORD  # ".git folders": the asker's own name, which no page need name (though examples
+            # use such names too: searched for, never required)
         else:
             kind = _kind(tok, first)
         if kind is TermKind.WORD and (len(low) < 2 or not _WORDISH.search(low)):

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..text import sentences
 from .evidence import Evidence, units_of
 from .terms import (STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms, is_extension,
                     make_term, mentions, placeholder, qualified_parts, text_forms, zipf)
@@ -36,7 +37,7 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)
-             and not declined(t, focus.question.text)]
+             and not not_asked(t, focus)]
     return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights)
             or _foreign_package(t, ev.weights) or not _mentioned_in_its_package(t, ev)]
 
@@ -221,6 +222,31 @@ def declined(term: Term, question: str) -> bool:
     return bool(spots) and all(_DECLINED.search(question[:at]) for at in spots)
 
 
+# where the asker's things are, said of a name ("a cluster that lives on XFS", "too big for our Docker image", "an
+# app behind nginx"); not "with", "using" or "from" (the tool they do it with), nor "to" ("moving to Kotlin")
+_PLACED = re.compile(r"\b(?:on|onto|inside|within|under|across|behind|at|for\s+(?:our|my))\s+"
+                     r"(?:(?:a|an|the|our|my|their|its|this)\s+)?"
+                     r"(?:(?!(?:with|using|via|by|from|to|in|of|for|and|or)\b)[\w.+-]+\s+){0,2}$", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b", re.I)
+
+
+def in_the_setting(term: Term, question: str) -> bool:
+    """A name only the asker's telling of where things are holds ("We're upgrading a 2 TB cluster that lives on XFS.
+    … Is there a mode that …?"): the scene, which the sentences that ask leave out, not what they ask about."""
+    said = sentences(question)
+    if len(said) < 2 or not any(s.rstrip().endswith("?") for s in said):
+        return False
+    name = re.compile(rf"(?<![\w.]){re.escape(term.text)}(?![\w])")
+    spots = [(s, m.start()) for s in said for m in name.finditer(s)]
+    return bool(spots) and all(not s.rstrip().endswith("?") and _FIRST_PERSON.search(s) and _PLACED.search(s[:at])
+                               for s, at in spots)
+
+
+def not_asked(term: Term, focus: Focus) -> bool:
+    """A name the question holds but does not ask about: one the asker does without, or the place their things are."""
+    return declined(term, focus.question.text) or in_the_setting(term, focus.whole or focus.question.text)
+
+
 def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
     """The objective's own names ("PyInstaller", "Homebrew": capitalised, an English word names a product too), its
     words that are no English ("pgbouncer", "pgvector", `english`) or that name an API's package ("pandas groupby"),
@@ -245,8 +271,7 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
         if t.kind is TermKind.WORD and english(t) and not qualifies_api(t, focus.question):  # (wordfreq loads in 0.6 s: last)
             continue
         if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
-                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev) \
-                or declined(t, focus.question.text):
+                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev) or not_asked(t, focus):
             continue
         out.append(t)
     return out
@@ -820,6 +845,40 @@ def shares(question: str) -> list[Share]:
     return [Share(" ".join(m.group("subject").split()))]
 
 
+# a ratio of two speeds, sizes or durations ("Roughly how many times longer does rebuilding an index concurrently take
+# compared with a normal rebuild?"): a benchmark's figure, which manuals give in words ("takes longer") if at all
+_RATIO_ASKED = re.compile(r"\bhow\s+many\s+times\s+(?P<more>more|less|longer|shorter|faster|slower|larger|bigger|smaller|"
+                          r"quicker|higher|lower|as\s+\w+)\b\s*(?:(?:do|does|did|is|are|was|were|will|would|can)\s+)?"
+                          r"(?P<subject>[^?,;]+?)(?=\s+(?:take|takes|run|runs|use|uses|cost|costs|compared|than|versus|vs)\b|"
+                          r"\s*[?,;]|$)", re.I)
+_MULTIPLE = re.compile(r"\b(?:\d+(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred)\s*(?:times|x)\b|"
+                       r"\b\d+(?:\.\d+)?x\b|\b\w+-?fold\b|\btwice\b|\bhalf\s+as\b|\d\s?%", re.I)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """The question asks how many times faster, longer or bigger one thing is than another: a measured figure."""
+
+    more: str  # "longer"
+    subject: str  # "rebuilding an index concurrently"
+
+    @property
+    def text(self) -> str:
+        return f"how many times {self.more} {self.subject} is"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence giving a multiple ("three times", "2x", "tenfold", "twice", a percentage) that names the
+        subject's head word."""
+        return _figure_of(sentence, _MULTIPLE, self.subject)
+
+
+def ratios(question: str) -> list[Ratio]:
+    """The ratios a question asks for ("how many times longer does X take"); "how many times is it called" asks
+    how often, no ratio."""
+    return [Ratio(" ".join(m.group("more").lower().split()), " ".join(m.group("subject").split()))
+            for m in _RATIO_ASKED.finditer(question) if m.group("subject").strip()]
+
+
 # a person's life ("Which university did Guido van Rossum graduate from?"): a person named (`_NAMED`) and a word of a
 # biography
 _LIFE = re.compile(r"\b(?:graduat\w*|born|birth\w*|died|death|married|spouse|wife|husband|salary|net\s+worth|"
@@ -849,7 +908,7 @@ def lives(question: str) -> list[Life]:
 
 
 # what a question asks that only a sentence stating it answers
-Unstated = Ranking | Figure | Person | Release | Adopters | Count | Price | Share | Life
+Unstated = Ranking | Figure | Person | Release | Adopters | Count | Price | Share | Life | Ratio
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -859,9 +918,12 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     does)."""
     text = focus.question.text
     asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
-                             *counts(text), *prices(text), *shares(text), *lives(text)]
+                             *counts(text), *prices(text), *shares(text), *lives(text), *ratios(text)]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
+        # "what share of R users run it on Windows compared with macOS": what the whole asks of each compared thing
+        asked += [u for u in [*persons(focus.whole), *counts(focus.whole), *prices(focus.whole),
+                              *shares(focus.whole), *lives(focus.whole), *ratios(focus.whole)] if u not in asked]
     if not asked:
         return []
     said = [u.text for p in ev.passages.values() for u in units_of(p)]
