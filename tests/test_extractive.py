@@ -2660,6 +2660,18 @@ def test_a_price_a_population_share_and_a_life_are_asked_only_in_their_own_words
     assert [x.text for f in (prices, shares, lives, ratios) for x in f(question)] == ([asked] if asked else [])
 
 
+def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> None:
+    from subagents.extractive.undocumented import ratios
+
+    ratio, = ratios("How many times faster is a deep copy than a shallow copy?")
+    for said in ("A deep copy is about three times slower.", "A deep copy takes 2.5x as long.",
+                 "A deep copy is tenfold slower.", "A deep copy takes twice as long.", "A deep copy costs 40% more."):
+        assert ratio.stated_by(said), said
+    assert not ratio.stated_by("A deep copy takes longer than a shallow one.")  # in words only
+    assert not ratio.stated_by("A deep copy walks the scaffold of nested objects.")  # "fold" of another word
+    assert not ratio.stated_by("A list is three times faster than a tuple.")  # not of its subject
+
+
 def test_a_life_is_stated_by_a_sentence_naming_the_person_with_a_word_of_a_biography() -> None:
     from subagents.extractive.undocumented import lives
 

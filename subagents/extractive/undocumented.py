@@ -852,7 +852,8 @@ _RATIO_ASKED = re.compile(r"\bhow\s+many\s+times\s+(?P<more>more|less|longer|sho
                           r"(?P<subject>[^?,;]+?)(?=\s+(?:take|takes|run|runs|use|uses|cost|costs|compared|than|versus|vs)\b|"
                           r"\s*[?,;]|$)", re.I)
 _MULTIPLE = re.compile(r"\b(?:\d+(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred)\s*(?:times|x)\b|"
-                       r"\b\d+(?:\.\d+)?x\b|\b\w+-?fold\b|\btwice\b|\bhalf\s+as\b|\d\s?%", re.I)
+                       r"\b\d+(?:\.\d+)?x\b|\b(?:\d+|two|three|four|five|ten|hundred|thousand)-?fold\b|\btwice\b|"
+                       r"\bhalf\s+as\b|\d\s?%", re.I)  # (not "scaffold", "manifold")
 
 
 @dataclass(frozen=True)
