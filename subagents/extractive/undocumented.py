@@ -233,13 +233,20 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b"
 def in_the_setting(term: Term, question: str) -> bool:
     """A name only the asker's telling of where things are holds ("We're upgrading a 2 TB cluster that lives on XFS.
     … Is there a mode that …?"): the scene, which the sentences that ask leave out, not what they ask about."""
-    said = sentences(question)
-    if len(said) < 2 or not any(s.rstrip().endswith("?") for s in said):
+    said = _scene_and_asks(question)
+    if not said:
         return False
     name = re.compile(rf"(?<![\w.]){re.escape(term.text)}(?![\w])")
-    spots = [(s, m.start()) for s in said for m in name.finditer(s)]
-    return bool(spots) and all(not s.rstrip().endswith("?") and _FIRST_PERSON.search(s) and _PLACED.search(s[:at])
-                               for s, at in spots)
+    spots = [(s, asks, m.start()) for s, asks in said for m in name.finditer(s)]
+    return bool(spots) and all(not asks and _FIRST_PERSON.search(s) and _PLACED.search(s[:at]) for s, asks, at in spots)
+
+
+@functools.lru_cache(maxsize=256)
+def _scene_and_asks(question: str) -> tuple[tuple[str, bool], ...]:
+    """The question's sentences, each with whether it asks, once per question (every name of it is looked up);
+    () for a question of one sentence or none that asks: it has no scene apart from what it asks."""
+    said = [(s, s.rstrip().endswith("?")) for s in sentences(question)]
+    return tuple(said) if len(said) > 1 and any(asks for _, asks in said) else ()
 
 
 def not_asked(term: Term, focus: Focus) -> bool:
@@ -540,9 +547,9 @@ def rankings(question: str) -> list[Ranking]:
 
 
 # a number of its own, in digits or words ("16-byte", "two thousand"; not the 4 of S4Vectors): what gives a figure
-_NUMBER = re.compile(r"(?<![A-Za-z_\d])\d[\d,.]*(?![A-Za-z_\d])|"
-                     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
-                     r"hundreds?|thousands?|millions?|billions?|dozens?)\b", re.I)
+_NUMBER_WORDS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+                 r"hundreds?|thousands?|millions?|billions?|dozens?")
+_NUMBER = re.compile(rf"(?<![A-Za-z_\d])\d[\d,.]*(?![A-Za-z_\d])|\b(?:{_NUMBER_WORDS})\b", re.I)
 
 # a figure of a market: how many stars, downloads or users a thing has, its market share (no manual keeps them)
 _FIGURES = (
@@ -851,9 +858,8 @@ _RATIO_ASKED = re.compile(r"\bhow\s+many\s+times\s+(?P<more>more|less|longer|sho
                           r"quicker|higher|lower|as\s+\w+)\b\s*(?:(?:do|does|did|is|are|was|were|will|would|can)\s+)?"
                           r"(?P<subject>[^?,;]+?)(?=\s+(?:take|takes|run|runs|use|uses|cost|costs|compared|than|versus|vs)\b|"
                           r"\s*[?,;]|$)", re.I)
-_MULTIPLE = re.compile(r"\b(?:\d+(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred)\s*(?:times|x)\b|"
-                       r"\b\d+(?:\.\d+)?x\b|\b(?:\d+|two|three|four|five|ten|hundred|thousand)-?fold\b|\btwice\b|"
-                       r"\bhalf\s+as\b|\d\s?%", re.I)  # (not "scaffold", "manifold")
+_MULTIPLE = re.compile(rf"\b(?:\d+(?:\.\d+)?|{_NUMBER_WORDS})\s*(?:times|x)\b|\b\d+(?:\.\d+)?x\b|"
+                       rf"\b(?:\d+|{_NUMBER_WORDS})-?fold\b|\btwice\b|\bhalf\s+as\b|\d\s?%", re.I)  # (not "scaffold")
 
 
 @dataclass(frozen=True)
