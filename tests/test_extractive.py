@@ -16,7 +16,7 @@ from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, Qu
 from subagents.extractive.analysis import AnswerType, analyse
 from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
 from subagents.extractive.selection import focus_of
-from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, placeholder, text_forms
+from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, placeholder, text_forms, variant_values
 from subagents.extractive.undocumented import Release, persons, rankings, releases
 from subagents.model import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 from subagents.models.extractive import ExtractiveModel
@@ -2588,6 +2588,101 @@ def test_a_name_only_the_askers_scene_holds_is_not_asked_about(question: str, se
     from subagents.extractive.undocumented import in_the_setting
 
     assert in_the_setting(make_term("Zorbix", TermKind.NAME), question) is setting
+
+
+@pytest.mark.parametrize("question, setting", [
+    ("Our Zorbix readiness probe calls the checker. What exit code does it return?", True),
+    ("On my Zorbix PC both versions are installed. How do I pick one?", True),
+    ("Our Zorbix needs a restart. How do I restart it?", False),  # the thing itself, named by nothing after it
+    ("We deploy with our Zorbix. How do I read the client's address?", False),  # the tool they do it with
+    ("How do I use our Zorbix probe?", False)])  # the sentence that asks names it
+def test_a_name_qualifying_the_askers_own_thing_is_their_scene(question: str, setting: bool) -> None:
+    from subagents.extractive.undocumented import in_the_setting
+
+    assert in_the_setting(make_term("Zorbix", TermKind.NAME), question) is setting
+
+
+@pytest.mark.parametrize("question, name, own", [
+    ("My settings live in a plain file, e.g. ~/zorbconf/settings.py. How do I run it and get its variables?",
+     "settings.py", True),
+    ("My settings live in ~/zorbconf/settings.py. How do I run it and get its variables?", "zorbconf", True),
+    ("The code under test in zorbapp/service.py still calls the real client. What should I patch?", "service.py", True),
+    ("What function strips the extension from a file name like report.csv.gz?", "report.csv.gz", True),
+    ("What does zorb.cfg configure?", "zorb.cfg", False),  # a file asked about: a name the documents must hold
+    ("How do I write a zorb.toml like the one zorbtool reads?", "zorb.toml", False)])  # like a thing, not an instance
+def test_a_file_of_the_askers_own_is_not_asked_about(question: str, name: str, own: bool) -> None:
+    from subagents.extractive.undocumented import own_file
+
+    assert own_file(make_term(name, TermKind.IDENT), question) is own
+
+
+def test_the_askers_own_files_and_things_are_no_names_the_documents_lack(docs: Path, tmp_path: Path) -> None:
+    # a file in the asker's path, a file name given as an instance, a product qualifying their own thing, a compound
+    # in their scene: none is what they ask about (before, each made "No retrieved passage mentions …" the report)
+    _notes(docs, 1000)
+    for i, scene in enumerate(("The code in zorbapp/service.py copies widgets shallowly.",
+                               "Our Zorbix window copies its widgets shallowly.",
+                               "On my Windows PC the widgets copy shallowly.")):
+        report = run(f"{scene} How do I copy a widget together with its children?", docs, tmp_path / str(i)).report
+        assert "clone() with deep=True" in section(report, "Answer"), report
+    report = run("How do I copy a widget together with its children, named like zorbwidget.cfg?", docs,
+                 tmp_path / "instance").report
+    assert "clone() with deep=True" in section(report, "Answer"), report
+    report = run("How does `clone(...) |> _$children` copy a widget together with its children?", docs,
+                 tmp_path / "expression").report  # an expression, not a command: its names are asked about
+    assert "do not answer this question" in section(report, "Answer"), report
+
+
+def test_a_command_line_is_told_from_an_expression() -> None:
+    from subagents.extractive.undocumented import command_line
+
+    assert command_line("py script.py") and command_line("`pip install -e .`") and command_line("zorb --level=3 x.txt")
+    assert not command_line("lm(...) |> _$coefficients") and not command_line("a + b") and not command_line("zorb")
+
+
+@pytest.mark.parametrize("question, own", [
+    ("On my Zorbian Station the widgets copy shallowly. How do I copy a widget deeply?", True),
+    ("On Zorbian Station I can't copy deeply. How do I copy a widget deeply there?", False),  # not said to be theirs
+    ("My Zorbian Station function hits a limit. How do I raise it?", False)])  # a thing of theirs it may ask about
+def test_a_name_of_several_words_is_the_scene_where_the_asker_keeps_their_things(question: str, own: bool) -> None:
+    from subagents.extractive.undocumented import placed_as_own
+
+    assert placed_as_own(make_term("Zorbian Station", TermKind.NAME), question) is own
+
+
+def test_values_quoted_in_variants_are_data_not_what_is_asked_about(docs: Path, tmp_path: Path) -> None:
+    # "so 'hôtel' and 'hotel' match", "'Alice' and 'alice' must collide": the asker's data, differing by accents or
+    # case; before, "No retrieved passage mentions Zorbel" (a name) and the values outweighed what is asked
+    assert variant_values("so that 'hôtel' and 'hotel' match, and 'Alice' and 'alice' collide, unlike 'Bob'") == {
+        "hôtel", "hotel", "Alice", "alice"}
+    assert variant_values("What does the 'nonlocal' keyword do, unlike 'global'? Python's 'with'") == set()
+    report = run("How do I copy a widget together with its children so that 'Zorbel' and 'zorbel' are both copied?",
+                 docs, tmp_path).report
+    assert "clone() with deep=True" in section(report, "Answer"), report
+    # a sentence holding the values, not what is asked, does not outrank the answer (they weigh as context)
+    (docs / "notes.txt").write_text("Notes\n\nTo copy the Zörbel and zorbel labels of a widget, call copy_labels().\n")
+    report = run("How do I copy a widget together with its children so that 'Zörbel' and 'zorbel' are both copied?",
+                 docs, tmp_path / "values").report
+    answer = section(report, "Answer")
+    assert "clone() with deep=True" in answer and "copy_labels" not in answer, report
+
+
+def test_a_keyword_run_the_synopsis_writes_with_its_alternatives_between_is_documented_syntax() -> None:
+    # "SET CONSTRAINTS ALL DEFERRED" is the command's synopsis filled in: before, "No retrieved passage mentions
+    # CONSTRAINTS ALL DEFERRED"; prose between the keywords is not a synopsis
+    from subagents.extractive.undocumented import _elided_syntax
+
+    words = ["CONSTRAINTS", "ALL", "DEFERRED"]
+    assert _elided_syntax(words, "SET CONSTRAINTS { ALL | name [, ...] } { DEFERRED | IMMEDIATE }")
+    assert not _elided_syntax(words, "SET CONSTRAINTS ALL changes the mode of every constraint that is DEFERRED")
+
+
+def test_a_command_line_written_as_code_is_no_qualified_name(docs: Path, tmp_path: Path) -> None:
+    # "`zorbrun copy.widget`" is a command with its argument, not the name "copy.widget" of a package "zorbrun copy"
+    # (before: "No retrieved passage mentions zorbrun copy.widget", whatever the passages held)
+    report = run("Typing `zorbrun copy.widget` copies it shallowly. How do I copy a widget together with its "
+                 "children?", docs, tmp_path).report
+    assert "clone() with deep=True" in section(report, "Answer"), report
 
 
 def test_a_place_named_in_the_askers_scene_is_no_tool_the_documents_lack(docs: Path, tmp_path: Path) -> None:

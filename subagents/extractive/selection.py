@@ -28,10 +28,11 @@ from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, asks_whether, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, api_name, comments, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
-from .terms import Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, weight
+from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, variant_values,
+                    weight)
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, english, in_the_setting, spells, unanswered, unmatchable
+from .undocumented import Unstated, derived, english, not_asked, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
@@ -133,7 +134,7 @@ class Focus:
     def key_names(self, weights: Weights) -> list[Term]:
         """The names and identifiers the objective is about (the corpus's own name and the asker's scene aside)."""
         return [t for t in self.terms if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)
-                and not in_the_setting(t, self.whole or self.question.text)]
+                and not not_asked(t, self)]
 
 
 def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
@@ -429,7 +430,8 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
             out.append((replace(t, forms=t.forms.union(*(d.forms for d in docs))),
                         min(weight(d, weights) for d in docs)))
             continue
-        out.append((t, weight(t, weights) * (DOMAIN_WEIGHT if weights.domain(t) else 1.0)))
+        shown = CONTEXT_WEIGHT if t.text in variant_values(focus.whole or focus.question.text) else 1.0
+        out.append((t, weight(t, weights) * shown * (DOMAIN_WEIGHT if weights.domain(t) else 1.0)))
     out += [(t, CONTEXT_WEIGHT * weight(t, weights)) for t in focus.context if not weights.absent(t)]
     return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import locale
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Mapping
@@ -341,6 +342,19 @@ def example_words(text: str) -> set[str]:
 
 
 _QUOTED_WORD = re.compile(r"[\"'`][^\"'`\s]+[\"'`]")
+_QUOTED_DATUM = re.compile(r"(?<![\w'\"`])(['\"])([^\W\d_]+)\1(?![\w'\"`])")
+
+
+def _folded(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).casefold()
+
+
+@lru_cache(maxsize=256)
+def variant_values(text: str) -> frozenset[str]:
+    """Words the asker quotes as data in variants that differ only by case or accents ("so 'hôtel' and 'hotel'
+    match", "'Alice' and 'alice' must collide"): values showing what is asked (accents, case), not its subject."""
+    quoted = {m.group(2) for m in _QUOTED_DATUM.finditer(text)}
+    return frozenset(w for w in quoted if any(v != w and _folded(v) == _folded(w) for v in quoted))
 # a date or a time written out ("2023-04-01T12:30:00+02:00", "2024-01-31"): a value, whose parts are no names
 _DATE_TIME = re.compile(r"(?<![\w.-])\d{4}-\d{2}-\d{2}"
                         r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w-])")

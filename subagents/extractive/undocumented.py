@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..text import sentences
 from .evidence import Evidence, units_of
 from .terms import (STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms, is_extension,
-                    make_term, mentions, placeholder, qualified_parts, text_forms, zipf)
+                    make_term, mentions, placeholder, qualified_parts, text_forms, variant_values, zipf)
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -49,14 +50,23 @@ def _a_documented_name(term: Term, weights: Weights) -> bool:
     return term.kind is TermKind.NAME and weights.titled.get(term.key, 0) > 0 and not weights.incidental(term)
 
 
+_COMMAND_LINE = re.compile(r"[\w.-]+(?:\s+[\w./~=-]+)+")
+
+
+def command_line(code: str) -> bool:
+    """Code that is a command with its arguments ("py script.py", "pip install -e ."), not an expression with its
+    operators ("lm(...) |> _$coefficients"), whose names are asked about."""
+    return bool(_COMMAND_LINE.fullmatch(code.strip("`")))
+
+
 def _mentioned_in_its_package(term: Term, ev: Evidence) -> bool:
     """A qualified name ("statistics.kde()", "copy.replace()", "Path.walk()") as a retrieved text writes it, or its
     last part in a passage whose title or headings name its package or class (`get` under "Mapping Types — dict"):
     its last part alone elsewhere ("KDE" of a desktop, `os.walk`) is another thing's. True for any other term."""
     whole = called_name(term.text.strip(".@`")).lower()
     parts = [p for p in qualified_parts(whole) if p]
-    if term.kind is not TermKind.IDENT or len(parts) < 2 or term.text[0].isdigit():
-        return True
+    if term.kind is not TermKind.IDENT or len(parts) < 2 or term.text[0].isdigit() or command_line(whole):
+        return True  # (a command line written as code, "`py script.py`", is no qualified name)
     owner, last = parts[-2], parts[-1]
     said = re.compile(rf"\b{re.escape(owner)}\b")
     kinds = r"(?:package|module|class|exception|library)"
@@ -227,18 +237,40 @@ def declined(term: Term, question: str) -> bool:
 _PLACED = re.compile(r"\b(?:on|onto|inside|within|under|across|behind|at|for\s+(?:our|my))\s+"
                      r"(?:(?:a|an|the|our|my|their|its|this)\s+)?"
                      r"(?:(?!(?:with|using|via|by|from|to|in|of|for|and|or)\b)[\w.+-]+\s+){0,2}$", re.I)
+_PLACED_OWN = re.compile(r"\b(?:on|onto|inside|within|under|across|behind|at|in)\s+(?:our|my)\s+$", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b", re.I)
+# the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows PC")
+_OWNED = re.compile(r"\b(?:our|my)\s+$", re.I)
+# words opening a verb's object: the word before them is the name's verb ("our Zorbix needs a restart"), not its noun
+_OBJECT_START = frozenset("a an the my our your their its it them him her this that these those to".split())
 
 
 def in_the_setting(term: Term, question: str) -> bool:
     """A name only the asker's telling of where things are holds ("We're upgrading a 2 TB cluster that lives on XFS.
     … Is there a mode that …?"): the scene, which the sentences that ask leave out, not what they ask about."""
+    return _only_in_the_scene(term, question, lambda s, at: bool(_PLACED.search(s[:at])) or _owned(s, at, term))
+
+
+def placed_as_own(term: Term, question: str) -> bool:
+    """A name of several words only the asker's scene holds, as the place of their own things ("On my Windows PC"):
+    one not said to be theirs ("On Amazon RDS I can't edit …") or qualifying a thing of theirs ("my AWS Lambda
+    function hits …") may be what the question goes on to ask about."""
+    return _only_in_the_scene(term, question, lambda s, at: bool(_PLACED_OWN.search(s[:at])))
+
+
+def _only_in_the_scene(term: Term, question: str, placed: Callable[[str, int], bool]) -> bool:
     said = _scene_and_asks(question)
     if not said:
         return False
     name = re.compile(rf"(?<![\w.]){re.escape(term.text)}(?![\w])")
     spots = [(s, asks, m.start()) for s, asks in said for m in name.finditer(s)]
-    return bool(spots) and all(not asks and _FIRST_PERSON.search(s) and _PLACED.search(s[:at]) for s, asks, at in spots)
+    return bool(spots) and all(not asks and _FIRST_PERSON.search(s) and placed(s, at) for s, asks, at in spots)
+
+
+def _owned(sentence: str, at: int, term: Term) -> bool:
+    """The name qualifies a thing of the asker's that a word after it names ("our Kubernetes readiness probe")."""
+    after = re.match(r"\s+([a-z][\w-]*)\s+(\w+)", sentence[at + len(term.text):])
+    return bool(_OWNED.search(sentence[:at])) and bool(after) and after.group(2).lower() not in _OBJECT_START
 
 
 @functools.lru_cache(maxsize=256)
@@ -250,8 +282,27 @@ def _scene_and_asks(question: str) -> tuple[tuple[str, bool], ...]:
 
 
 def not_asked(term: Term, focus: Focus) -> bool:
-    """A name the question holds but does not ask about: one the asker does without, or the place their things are."""
-    return declined(term, focus.question.text) or in_the_setting(term, focus.whole or focus.question.text)
+    """A name the question holds but does not ask about: one the asker does without, the place their things are,
+    a file of their own, or a value they show in variants ("'Alice' and 'alice'")."""
+    question = focus.whole or focus.question.text
+    return declined(term, focus.question.text) or in_the_setting(term, question) or own_file(term, question) \
+        or term.text in variant_values(question)
+
+
+# a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
+_INSTANCE = re.compile(r"\b(?:like|such\s+as|e\.g\.|for\s+example|for\s+instance|say|called|named),?\s+[\"'`]?$", re.I)
+_PATHED = r"(?:~|\.{1,2}|[\w.-]+)?/(?:[\w.-]+/)*"  # "~/myconf/", "myapp/", "./": where the asker keeps it
+
+
+def own_file(term: Term, question: str) -> bool:
+    """A file or folder of the asker's: a name in a path they give ("myapp/service.py", "~/myconf/settings.py"),
+    or a file name given as an instance ("a file name like report.csv.gz"); what they ask about is what is done
+    with it, which the documents name otherwise."""
+    name = re.escape(term.text.strip("`"))
+    if re.search(rf"(?<![\w.-]){_PATHED}{name}(?![\w-])|(?<![\w.-]){name}/[\w.~-]", question):
+        return True
+    return bool(re.fullmatch(r"[\w-]+(?:\.[A-Za-z]\w{0,4})+", term.text.strip("`"))) and any(
+        _INSTANCE.search(question[:m.start()]) for m in re.finditer(rf"(?<![\w.]){name}(?![\w])", question))
 
 
 def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
@@ -421,6 +472,11 @@ def _phrase(words: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])" + r"[\s-]+".join(re.escape(w) for w in words.split()) + r"(?![\w-])", re.I)
 
 
+# between two keywords of a synopsis: its marks and lower-case placeholders ("{ ALL | name [, ...] } {")
+_MARK = r"[{}\[\]|]"
+_SYNOPSIS_GAP = rf"(?:\s+|\s*(?:(?:[a-z_]+|\.\.\.|,)\s*){{0,4}}{_MARK}(?:\s*(?:{_MARK}|[a-z_]+|\.\.\.|,)){{0,9}}\s*)"
+
+
 def _elided_syntax(words: list[str], text: str) -> bool:
     """Keywords in capitals written as a statement with its names left out ("ALTER TABLE ADD COLUMN" for "ALTER
     TABLE name ADD COLUMN …"): the command, then runs of two or more the text writes so, in capitals. "MERGE WHEN NOT
@@ -429,8 +485,9 @@ def _elided_syntax(words: list[str], text: str) -> bool:
         return False
 
     @functools.cache
-    def joined(i: int, j: int) -> bool:  # words[i:j] written so, in capitals (not `_phrase`: any case, hyphens)
-        return bool(re.search(r"(?<![\w-])" + r"\s+".join(map(re.escape, words[i:j])) + r"(?![\w-])", text))
+    def joined(i: int, j: int) -> bool:  # words[i:j] written so, in capitals (not `_phrase`: any case, hyphens),
+        # or in a synopsis with its alternatives between ("SET CONSTRAINTS { ALL | name [, ...] } { DEFERRED | …")
+        return bool(re.search(r"(?<![\w-])" + _SYNOPSIS_GAP.join(map(re.escape, words[i:j])) + r"(?![\w-])", text))
 
     @functools.cache
     def splits(i: int) -> bool:  # words[i:] as runs of two or more the text writes
@@ -450,6 +507,9 @@ def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
     text = f"{ev.all_text()} {_headings(ev)}"
     out = []
     for run in _compounds(focus.question.text, focus.question.terms):
+        name = make_term(run, TermKind.NAME)
+        if declined(name, focus.question.text) or placed_as_own(name, focus.whole or focus.question.text):
+            continue
         words = run.split()
         own = [not ev.weights.domain(make_term(w, TermKind.NAME)) for w in words]
         if any(own):  # the corpus's own names before the thing named ("PostgreSQL MVCC") say where it is
