@@ -2579,6 +2579,7 @@ def test_a_folder_the_asker_names_is_searched_but_never_required() -> None:
     ("The cluster lives on Zorbix. Is there a faster mode?", False),  # nobody's scene: no first person
     ("Our tree is too big for our Zorbix image. Is there a smaller install?", True),
     ("We run our app behind Zorbix. How do I read the client's address?", True),
+    ("It works on my box, but on my colleague's Zorbix the binding is ignored. Why is that?", True),
     ("We build our app with Zorbix. How do I read the client's address?", False),  # the tool they do it with
     ("My script makes names on the fly with Zorbix. How do I store a value under a name?", False),  # an idiom's "on"
     ("We are moving to Zorbix. How do I define a data class?", False),  # where they go is what they ask of

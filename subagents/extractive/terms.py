@@ -346,6 +346,7 @@ _QUOTED_DATUM = re.compile(r"(?<![\w'\"`])(['\"])([^\W\d_]+)\1(?![\w'\"`])")
 
 
 def _folded(word: str) -> str:
+    """The word without its case and accents ("Hôtel" → "hotel")."""
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).casefold()
 
 
@@ -355,6 +356,8 @@ def variant_values(text: str) -> frozenset[str]:
     match", "'Alice' and 'alice' must collide"): values showing what is asked (accents, case), not its subject."""
     quoted = {m.group(2) for m in _QUOTED_DATUM.finditer(text)}
     return frozenset(w for w in quoted if any(v != w and _folded(v) == _folded(w) for v in quoted))
+
+
 # a date or a time written out ("2023-04-01T12:30:00+02:00", "2024-01-31"): a value, whose parts are no names
 _DATE_TIME = re.compile(r"(?<![\w.-])\d{4}-\d{2}-\d{2}"
                         r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w-])")

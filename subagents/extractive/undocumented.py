@@ -232,12 +232,14 @@ def declined(term: Term, question: str) -> bool:
     return bool(spots) and all(_DECLINED.search(question[:at]) for at in spots)
 
 
+_PLACES = r"on|onto|inside|within|under|across|behind|at"
 # where the asker's things are, said of a name ("a cluster that lives on XFS", "too big for our Docker image", "an
-# app behind nginx"); not "with", "using" or "from" (the tool they do it with), nor "to" ("moving to Kotlin")
-_PLACED = re.compile(r"\b(?:on|onto|inside|within|under|across|behind|at|for\s+(?:our|my))\s+"
+# app behind nginx", "on my colleague's Mac"); not "with", "using" or "from" (the tool they do it with), nor "to"
+# ("moving to Kotlin")
+_PLACED = re.compile(rf"\b(?:{_PLACES}|for\s+(?:our|my))\s+"
                      r"(?:(?:a|an|the|our|my|their|its|this)\s+)?"
-                     r"(?:(?!(?:with|using|via|by|from|to|in|of|for|and|or)\b)[\w.+-]+\s+){0,2}$", re.I)
-_PLACED_OWN = re.compile(r"\b(?:on|onto|inside|within|under|across|behind|at|in)\s+(?:our|my)\s+$", re.I)
+                     r"(?:(?!(?:with|using|via|by|from|to|in|of|for|and|or)\b)[\w.+'’-]+\s+){0,2}$", re.I)
+_PLACED_OWN = re.compile(rf"\b(?:{_PLACES}|in)\s+(?:our|my)\s+$", re.I)  # "On my Windows PC", "in our Azure tenant"
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b", re.I)
 # the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows PC")
 _OWNED = re.compile(r"\b(?:our|my)\s+$", re.I)
