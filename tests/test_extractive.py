@@ -2610,6 +2610,9 @@ def test_a_name_qualifying_the_askers_own_thing_is_their_scene(question: str, se
     ("The code under test in zorbapp/service.py still calls the real client. What should I patch?", "service.py", True),
     ("What function strips the extension from a file name like report.csv.gz?", "report.csv.gz", True),
     ("What does zorb.cfg configure?", "zorb.cfg", False),  # a file asked about: a name the documents must hold
+    ("Our client speaks Zorb/IP to the server. How do I read its replies?", "Zorb", False),  # names joined, no path
+    ("We ship a Zorb/Native build. How do I read its replies?", "Native", False),
+    ("See https://zorb.example/project/zorbtool for it. How do I install it?", "zorbtool", False),  # an address
     ("How do I write a zorb.toml like the one zorbtool reads?", "zorb.toml", False)])  # like a thing, not an instance
 def test_a_file_of_the_askers_own_is_not_asked_about(question: str, name: str, own: bool) -> None:
     from subagents.extractive.undocumented import own_file

@@ -293,18 +293,31 @@ def not_asked(term: Term, focus: Focus) -> bool:
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
 _INSTANCE = re.compile(r"\b(?:like|such\s+as|e\.g\.|for\s+example|for\s+instance|say|called|named),?\s+[\"'`]?$", re.I)
-_PATHED = r"(?:~|\.{1,2}|[\w.-]+)?/(?:[\w.-]+/)*"  # "~/myconf/", "myapp/", "./": where the asker keeps it
+_FILE_NAME = re.compile(r"[\w-]+(?:\.[A-Za-z]\w{0,4})+")  # "service.py", "report.csv.gz"
+_SLASHED = re.compile(r"[^\s'\"`(),;]*/[^\s'\"`(),;]*")
 
 
 def own_file(term: Term, question: str) -> bool:
     """A file or folder of the asker's: a name in a path they give ("myapp/service.py", "~/myconf/settings.py"),
     or a file name given as an instance ("a file name like report.csv.gz"); what they ask about is what is done
-    with it, which the documents name otherwise."""
-    name = re.escape(term.text.strip("`"))
-    if re.search(rf"(?<![\w.-]){_PATHED}{name}(?![\w-])|(?<![\w.-]){name}/[\w.~-]", question):
+    with it, which the documents name otherwise. Names joined by a slash ("TCP/IP", "Kotlin/Native") are no path."""
+    name = term.text.strip("`")
+    if any(name in parts for parts in _paths(question)):
         return True
-    return bool(re.fullmatch(r"[\w-]+(?:\.[A-Za-z]\w{0,4})+", term.text.strip("`"))) and any(
-        _INSTANCE.search(question[:m.start()]) for m in re.finditer(rf"(?<![\w.]){name}(?![\w])", question))
+    return bool(_FILE_NAME.fullmatch(name)) and any(
+        _INSTANCE.search(question[:m.start()]) for m in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", question))
+
+
+def _paths(question: str) -> list[list[str]]:
+    """The parts of each path the question writes: one rooted in a home, a working or the root folder ("~/…", "./…",
+    "/etc/…"), or one ending in a file's name or a slash ("myapp/service.py", "node_modules/"); no address's."""
+    out = []
+    for token in _SLASHED.findall(question):
+        token = token.rstrip(".:!?")
+        parts = token.split("/")
+        if "://" not in token and (token[:1] in "~./" or token.endswith("/") or _FILE_NAME.fullmatch(parts[-1])):
+            out.append([p for p in parts if p])
+    return out
 
 
 def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
