@@ -207,6 +207,14 @@ def is_extension(text: str) -> bool:
     return bool(_EXTENSION.fullmatch(text.strip("`")))
 
 
+_FILE_NAME = re.compile(r"[\w-]+" + _EXTENSION.pattern, re.I)
+
+
+def is_file_name(text: str) -> bool:
+    """A file's name with its extension ("service.py", "report.csv.gz")."""
+    return bool(_FILE_NAME.fullmatch(text.strip("`")))
+
+
 def _kind(tok: str, first: bool) -> TermKind:
     bare = tok.strip("`")
     if re.fullmatch(r"\d+(?:\.\d+)*", bare):
@@ -326,7 +334,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             or not any(o.kind is TermKind.SYMBOL and t.text in o.text and o.text != t.text for o in out.values())]
 
 
-_EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.|for\s+example|for\s+instance),?\s+"
+EXAMPLE_OPENERS = r"like|such\s+as|e\.g\.|for\s+example|for\s+instance"  # what introduces an instance of a thing
+_EXAMPLES = re.compile(rf"\b(?:{EXAMPLE_OPENERS}),?\s+"
                        r"((?:[\"'`][^\"'`\s]+[\"'`](?:\s*(?:,|or|and|,\s*and|,\s*or)\s*(?=[\"'`]))?)+)", re.I)
 _NUMBERED = re.compile(r"[\"'`]([A-Za-z_][\w.]*\d[\w.]*)[\"'`]")
 

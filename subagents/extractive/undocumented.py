@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from ..text import sentences
 from .evidence import Evidence, units_of
-from .terms import (STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms, is_extension,
-                    make_term, mentions, placeholder, qualified_parts, text_forms, variant_values, zipf)
+from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
+                    is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts, text_forms,
+                    variant_values, zipf)
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -261,6 +262,8 @@ def placed_as_own(term: Term, question: str) -> bool:
 
 
 def _only_in_the_scene(term: Term, question: str, placed: Callable[[str, int], bool]) -> bool:
+    """Every mention of the name is in a first-person sentence of the question that asks nothing, `placed` there
+    (the sentence and where the name starts in it); False for a question without a scene (`_scene_and_asks`)."""
     said = _scene_and_asks(question)
     if not said:
         return False
@@ -292,8 +295,7 @@ def not_asked(term: Term, focus: Focus) -> bool:
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
-_INSTANCE = re.compile(r"\b(?:like|such\s+as|e\.g\.|for\s+example|for\s+instance|say|called|named),?\s+[\"'`]?$", re.I)
-_FILE_NAME = re.compile(r"[\w-]+(?:\.[A-Za-z]\w{0,4})+")  # "service.py", "report.csv.gz"
+_INSTANCE = re.compile(rf"\b(?:{EXAMPLE_OPENERS}|say|called|named),?\s+[\"'`]?$", re.I)
 _SLASHED = re.compile(r"[^\s'\"`(),;]*/[^\s'\"`(),;]*")
 
 
@@ -304,7 +306,7 @@ def own_file(term: Term, question: str) -> bool:
     name = term.text.strip("`")
     if any(name in parts for parts in _paths(question)):
         return True
-    return bool(_FILE_NAME.fullmatch(name)) and any(
+    return is_file_name(name) and any(
         _INSTANCE.search(question[:m.start()]) for m in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", question))
 
 
@@ -315,7 +317,7 @@ def _paths(question: str) -> list[list[str]]:
     for token in _SLASHED.findall(question):
         token = token.rstrip(".:!?")
         parts = token.split("/")
-        if "://" not in token and (token[:1] in "~./" or token.endswith("/") or _FILE_NAME.fullmatch(parts[-1])):
+        if "://" not in token and (token[:1] in "~./" or token.endswith("/") or is_file_name(parts[-1])):
             out.append([p for p in parts if p])
     return out
 
