@@ -14,9 +14,10 @@ import pytest
 from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, SubagentReport
 from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, QueryType, tasks_per_query_type
 from subagents.extractive.analysis import AnswerType, analyse
-from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks
-from subagents.extractive.selection import focus_of
-from subagents.extractive.terms import TermKind, extract_terms, make_term, mentions, placeholder, text_forms, variant_values
+from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks, single_queries
+from subagents.extractive.selection import CONTEXT_WEIGHT, focus_of, weighted_terms
+from subagents.extractive.terms import (TermKind, Weights, extract_terms, make_term, mentions, only_declined, placeholder,
+                                       text_forms, variant_values)
 from subagents.extractive.undocumented import Release, persons, rankings, releases
 from subagents.model import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 from subagents.models.extractive import ExtractiveModel
@@ -2777,3 +2778,30 @@ def test_a_life_is_stated_by_a_sentence_naming_the_person_with_a_word_of_a_biogr
     life, = lives("Which university did Guido van Rossum graduate from?")
     assert life.stated_by("Guido van Rossum graduated from the University of Amsterdam in 1982.")
     assert not life.stated_by("Guido van Rossum created Python at CWI in the Netherlands.")
+
+
+def test_a_way_the_asker_does_without_is_not_what_the_answer_covers(docs: Path, tmp_path: Path) -> None:
+    # "instead of copying each child by hand in a loop": the way they decline, whose words weigh as context; before,
+    # the sentence describing that way covered more of the question's words and stood in the Answer beside it
+    assert [t.text for t in extract_terms(QUESTION_DECLINING) if only_declined(t, QUESTION_DECLINING)] == [
+        "child", "hand", "loop"]  # "copying" is "copy", which the question asks
+    assert not [t for t in extract_terms("I got plain numbers back instead of Date objects.") if only_declined(
+        t, "I got plain numbers back instead of Date objects.")]  # what they expected, not a way they decline
+    said = "Count the dead rows exactly, rather than the estimates in the statistics views"  # "rather" asks, names nothing
+    assert [t.text for t in extract_terms(said) if not only_declined(t, said)] == ["Count", "dead", "rows"]
+    lone = "How can my function keep its results instead of recomputing them?"  # a doing alone: what they avoid
+    assert not [t for t in extract_terms(lone) if only_declined(t, lone)]
+    seen = Weights(passages=10_000, df={w: 50 for w in ("copy", "widget", "together", "children", "child", "hand", "loop")})
+    weighted = {t.text: w for t, w in weighted_terms(focus_of(QUESTION_DECLINING), seen, set(), QUESTION_DECLINING)}
+    assert weighted["loop"] == pytest.approx(CONTEXT_WEIGHT * weighted["together"]), weighted
+    queries = single_queries(analyse(QUESTION_DECLINING))  # the question as written is one, its terms without the way
+    assert QUESTION_DECLINING.rstrip("?") in queries and not any(
+        {"child", "hand", "loop"} & set(q.split()) for q in queries if q != QUESTION_DECLINING.rstrip("?")), queries
+    (docs / "notes.txt").write_text("Notes\n\nTo copy the children of a widget by hand, loop over widget.children "
+                                    "and call copy_child() on each child.\n")
+    report = run(QUESTION_DECLINING, docs, tmp_path).report
+    answer = section(report, "Answer")
+    assert "clone() with deep=True" in answer and "copy_child" not in answer, report
+
+
+QUESTION_DECLINING = "How do I copy a widget together with its children, instead of copying each child by hand in a loop?"

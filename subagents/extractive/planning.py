@@ -25,7 +25,7 @@ from typing import Any
 from ..context import LeadLimits, RoundReport
 from ..delegation import FindingsStatus, QueryType
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, refers_back, resolved
-from .terms import Term, TermKind, extract_terms, mentions, stem, text_forms
+from .terms import Term, TermKind, extract_terms, mentions, only_declined, stem, text_forms
 
 MAX_QUERIES = 4
 MAX_READS = 6
@@ -76,10 +76,11 @@ def _distinct_queries(*queries: str) -> list[str]:
 def single_queries(q: Question) -> list[str]:
     """Distinct queries for one question: all its terms; the question as asked (the search engine
     drops its stop words, keeping words the analysis set aside); its names and subject; its rarer half."""
-    named = [t for t in q.terms if t.kind in (TermKind.IDENT, TermKind.NAME)]
-    words = [t for t in q.terms if t.kind is TermKind.WORD]
+    asked = [t for t in q.terms if not only_declined(t, q.text)] or q.terms  # not the way the asker does without
+    named = [t for t in asked if t.kind in (TermKind.IDENT, TermKind.NAME)]
+    words = [t for t in asked if t.kind is TermKind.WORD]
     focus = list(dict.fromkeys(named + q.subject)) if named else []
-    return _distinct_queries(words_of(q.terms), q.text.rstrip("?"), words_of(focus),
+    return _distinct_queries(words_of(asked), q.text.rstrip("?"), words_of(focus),
                              words_of(words[len(words) // 2:] + named[:1]) if len(words) > 3 else "")
 
 

@@ -28,8 +28,8 @@ from . import meaning as meaning_module
 from .analysis import AnswerType, Question, analyse, asks_whether, entity_terms, holds, without_holders
 from .evidence import Evidence, Unit, UnitKind, api_name, comments, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
-from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms, mentions, text_forms, variant_values,
-                    weight)
+from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms, mentions, only_declined, text_forms,
+                    variant_values, weight)
 from ..text import has_operator
 from .vocabulary import prefers
 from .undocumented import Unstated, derived, english, not_asked, spells, unanswered, unmatchable
@@ -430,7 +430,8 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
             out.append((replace(t, forms=t.forms.union(*(d.forms for d in docs))),
                         min(weight(d, weights) for d in docs)))
             continue
-        shown = CONTEXT_WEIGHT if t.text in variant_values(focus.whole or focus.question.text) else 1.0
+        said = focus.whole or focus.question.text
+        shown = CONTEXT_WEIGHT if t.text in variant_values(said) or only_declined(t, said) else 1.0
         out.append((t, weight(t, weights) * shown * (DOMAIN_WEIGHT if weights.domain(t) else 1.0)))
     out += [(t, CONTEXT_WEIGHT * weight(t, weights)) for t in focus.context if not weights.absent(t)]
     return out

@@ -42,7 +42,7 @@ thing things something anything someone somebody lot lots able going go goes kin
 correct proper properly good simple simplest quick quickly right typically
 differ differs different difference differences compared comparing versus
 should would could can might must may does did do done make makes made let lets keep keeps
-instead also still even though every time times fine okay ok see idea doesn don isn didn won aren wasn
+instead rather also still even though every time times fine okay ok see idea doesn don isn didn won aren wasn
 shouldn wouldn couldn mustn needn hasn haven hadn weren mightn got like
 """.split()) - {"type", "types", "sort", "standard"}
 # English stop words, less those that are names in programming documentation ("list")
@@ -365,6 +365,32 @@ def variant_values(text: str) -> frozenset[str]:
     match", "'Alice' and 'alice' must collide"): values showing what is asked (accents, case), not its subject."""
     quoted = {m.group(2) for m in _QUOTED_DATUM.finditer(text)}
     return frozenset(w for w in quoted if any(v != w and _folded(v) == _folded(w) for v in quoted))
+
+
+# a way the asker does without, named after "instead of", "rather than" or "without" ("instead of editing the config
+# file", "rather than the estimates in the statistics views", "without wrapping everything in EXPLAIN ANALYZE"), up to
+# the clause's end; only a doing (a gerund) or a thing with its article: "got numbers instead of Dates" says what
+# they expected, "instead of 1" a value (and a way needs two words of content: `declined_ways`)
+_DECLINED_WAY = re.compile(r"\b(?:instead\s+of|rather\s+than|without)\s+"
+                           r"((?:(?!\w*thing\b|string\b)\w+ing|the|an?)\s+[^,.;:?!()]*?)"
+                           r"(?=\s+(?:and|but|so|or|because|since|while|until)\b|[,.;:?!()]|$)", re.I)
+
+
+@lru_cache(maxsize=256)
+def declined_ways(text: str) -> tuple[tuple[int, int], ...]:
+    """Where the question names a way the asker does without (`_DECLINED_WAY`): its words say what is not asked. A
+    doing alone ("instead of recomputing them", "without blocking") is what they want to avoid, so it says what they
+    ask for: a way names the doing and what it is done to or with ("without sorting the whole list")."""
+    return tuple(m.span(1) for m in _DECLINED_WAY.finditer(text) if len(extract_terms(m.group(1), sentence=False)) >= 2)
+
+
+def only_declined(term: Term, text: str) -> bool:
+    """Every mention of the term is in a way the asker does without (`declined_ways`)."""
+    ways = declined_ways(text)
+    if not ways:
+        return False
+    spots = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(term.text.strip('`'))}(?![\w])", text, re.I)]
+    return bool(spots) and all(any(a <= at < b for a, b in ways) for at in spots)
 
 
 # a date or a time written out ("2023-04-01T12:30:00+02:00", "2024-01-31"): a value, whose parts are no names
