@@ -384,12 +384,18 @@ def declined_ways(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(m.span(1) for m in _DECLINED_WAY.finditer(text) if len(extract_terms(m.group(1), sentence=False)) >= 2)
 
 
+def standing(name: str, text: str, flags: int = 0) -> list[int]:
+    """Where the name stands in the text as a whole word (not inside a longer word or a dotted name)."""
+    return [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", text, flags)]
+
+
 def only_declined(term: Term, text: str) -> bool:
-    """Every mention of the term is in a way the asker does without (`declined_ways`)."""
+    """Every mention of the term is in a way the asker does without (`declined_ways`; a name they do without, "without
+    pandas", is `undocumented.declined`)."""
     ways = declined_ways(text)
     if not ways:
         return False
-    spots = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(term.text.strip('`'))}(?![\w])", text, re.I)]
+    spots = standing(term.text.strip("`"), text, re.I)
     return bool(spots) and all(any(a <= at < b for a, b in ways) for at in spots)
 
 

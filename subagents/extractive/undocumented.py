@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..text import sentences
 from .evidence import Evidence, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
-                    is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts, text_forms,
+                    is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts, standing, text_forms,
                     variant_values, zipf)
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ _DECLINED = re.compile(r"(?:\b(?:without|instead\s+of|rather\s+than|avoid(?:ing)
 def declined(term: Term, question: str) -> bool:
     """A name the asker says they do without ("I'd rather not add pytz", "without pandas", "instead of
     BeautifulSoup"): what they ask for is something else, which the documents may well give."""
-    spots = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(term.text)}(?![\w])", question)]
+    spots = standing(term.text, question)
     return bool(spots) and all(_DECLINED.search(question[:at]) for at in spots)
 
 
@@ -307,7 +307,7 @@ def own_file(term: Term, question: str) -> bool:
     if any(name in parts for parts in _paths(question)):
         return True
     return is_file_name(name) and any(
-        _INSTANCE.search(question[:m.start()]) for m in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", question))
+        _INSTANCE.search(question[:at]) for at in standing(name, question))
 
 
 def _paths(question: str) -> list[list[str]]:
