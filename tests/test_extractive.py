@@ -14,8 +14,8 @@ import pytest
 from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, SubagentReport
 from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, QueryType, tasks_per_query_type
 from subagents.extractive.analysis import AnswerType, analyse
-from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks, single_queries
-from subagents.extractive.selection import CONTEXT_WEIGHT, focus_of, weighted_terms
+from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks, single_queries, the_ask
+from subagents.extractive.selection import CONTEXT_WEIGHT, SCENE_WEIGHT, focus_of, weighted_terms
 from subagents.extractive.terms import (TermKind, Weights, extract_terms, make_term, mentions, only_declined, placeholder,
                                        text_forms, variant_values)
 from subagents.extractive.undocumented import Release, persons, rankings, releases
@@ -2062,6 +2062,19 @@ def test_a_name_a_manuals_index_lists_is_an_entry_of_the_documentation_not_a_pas
     assert not api_entry(make_term("readxl", TermKind.WORD), "readxl . . . . . . . . . 12")
 
 
+def test_a_name_in_camel_case_written_as_a_call_is_the_documentations_function() -> None:
+    # "Someone suggested saveRDS because …": R's manuals write saveRDS() in a sentence, title no page with it;
+    # before, "The documents mention saveRDS only in passing" was the whole report
+    from subagents.extractive.undocumented import api_entry
+
+    save = make_term("saveRDS", TermKind.NAME)
+    assert api_entry(save, "For saving single R objects, saveRDS() is mostly preferable to save().")
+    assert api_entry(make_term("dbWriteTable", TermKind.NAME), "dbWriteTable(con, name, value) writes a table.")
+    assert not api_entry(save, "saveRDS and readRDS save a single object.")  # named, not called
+    assert not api_entry(make_term("MySQL", TermKind.NAME), "MySQL (a database server) and MySQL(R)")  # no call, a mark
+    assert not api_entry(make_term("iPhone", TermKind.NAME), "on iPhone(s) and iPad(s)")  # a plural's parenthesis
+
+
 def test_capitalised_runs_of_a_question_are_phrases_to_count() -> None:
     from subagents.corpus.query import name_runs
 
@@ -2805,3 +2818,44 @@ def test_a_way_the_asker_does_without_is_not_what_the_answer_covers(docs: Path, 
 
 
 QUESTION_DECLINING = "How do I copy a widget together with its children, instead of copying each child by hand in a loop?"
+
+
+STORY = ("Our nightly export job copies the sales reports into a shared folder on the file server. The sync daemon "
+         "watches that folder and sometimes uploads a report before the export has finished writing it. How do I "
+         "write a ledger file atomically?")
+SCENE_WORDS = ["nightly", "export", "job", "copies", "sales", "reports", "shared", "folder", "server", "sync", "daemon",
+               "watches", "uploads", "finished", "writing"]
+
+
+def _operations_notes(root: Path) -> Path:
+    """24 notes made of a story's scene words, one page answering what it asks in words of the ask alone."""
+    docs = root / "docs"
+    docs.mkdir(parents=True)
+    for i in range(24):
+        w = [SCENE_WORDS[(i + 2 * k) % len(SCENE_WORDS)] for k in range(9)]
+        (docs / f"ops{i:02d}.txt").write_text(f"Operations note {i}\n\nThe {w[0]} {w[1]} of the {w[2]} {w[3]} the {w[4]} "
+                                             f"{w[5]} while the {w[6]} {w[7]} {w[8]} them.\n")
+    (docs / "ledger.txt").write_text("Ledger files\n\nTo write a ledger file atomically, write it under a temporary "
+                                     "name and then call swap_ledger(), which renames it in one step.\n")
+    return docs
+
+
+def test_a_story_is_searched_and_answered_for_what_it_asks_not_for_its_scene(tmp_path: Path) -> None:
+    # a question told as a story: its scene's words outnumber what it asks. Before, sentences of the scene's words
+    # covered more of the question than the one answering the ask, and the encoder (which reads a long text's first
+    # word pieces only) compared sentences with the scene alone: the Answer quoted the operations notes
+    assert the_ask(STORY) == "How do I write a ledger file atomically"
+    assert the_ask("How do I write a ledger file atomically?") == ""  # no scene: the question is the ask
+    assert the_ask(STORY) in single_queries(analyse(STORY))[:MAX_QUERIES]  # searched for on its own
+    seen = Weights(passages=10_000, df={w: 50 for w in SCENE_WORDS + ["ledger", "atomically", "write", "file"]})
+    weighted = {t.text: w for t, w in weighted_terms(focus_of(STORY), seen, set(), STORY)}
+    assert weighted["nightly"] < weighted["ledger"] and weighted["nightly"] == pytest.approx(
+        SCENE_WEIGHT * weighted["ledger"]), weighted  # as often used, a scene word weighs less than an asked one
+    assert weighted["writing"] == weighted["ledger"]  # "write" is asked: the scene's "writing" is no scene word
+    back = "Our readiness probe calls the connection checker that ships with the server. What exit code does it return?"
+    seen = Weights(passages=10_000, df={w: 50 for w in ("readiness", "probe", "connection", "checker", "exit", "code")})
+    weighted = {t.text: w for t, w in weighted_terms(focus_of(back), seen, set(), back)}
+    assert weighted["checker"] == weighted["exit"], weighted  # an ask pointing back ("it"): the scene names its subject
+    report = run(STORY, _operations_notes(tmp_path), tmp_path).report
+    answer = section(report, "Answer")
+    assert "swap_ledger()" in answer and "Operations note" not in report.split("## References")[0], report

@@ -50,21 +50,24 @@ def vectors(encoder: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
 
 
 class Meaning:
-    """Similarities to one objective; `of` gives None for every text when there is no encoder."""
+    """Similarities to one objective; `of` gives None for every text when there is no encoder. `also`: what the
+    objective asks said apart from its telling (a story's asking sentences, `planning.the_ask`), which the encoder's
+    first word pieces of a long objective leave out (`SENTENCE_TOKENS`): a text is as close as it is to the nearer."""
 
-    def __init__(self, encoder: Encoder | None, objective: str) -> None:
+    def __init__(self, encoder: Encoder | None, objective: str, also: Sequence[str] = ()) -> None:
         self.encoder = encoder
         self.objective = objective
-        self._query = vectors(encoder, [objective])[0] if encoder is not None and objective.strip() else None
+        said = [t for t in [objective, *also] if t.strip()] if encoder is not None and objective.strip() else []
+        self._queries = np.stack(vectors(encoder, said)) if encoder is not None and said else None
 
     @property
     def available(self) -> bool:
-        return self._query is not None
+        return self._queries is not None
 
     def of(self, texts: Sequence[str]) -> list[float | None]:
-        if self._query is None or self.encoder is None:
+        if self._queries is None or self.encoder is None:
             return [None] * len(texts)
-        return [float(v @ self._query) for v in vectors(self.encoder, list(texts))]
+        return [float(np.max(self._queries @ v)) for v in vectors(self.encoder, list(texts))]
 
 
 NO_MEANING = Meaning(None, "")

@@ -15,6 +15,11 @@ shares only a word of the objective. The thresholds are constants calibrated on 
 a name no retrieved text mentions or only mentions in passing, a product version, a tool no English word
 names, a name of several words no text joins, a ranking no passage states, words the corpus never uses.
 
+A question told as a story (a scene, then the sentences that ask) is weighed for what it asks: a word only its scene
+holds counts for less unless the asking sentences point back into it (`undocumented.told_not_asked`), and sentences
+are compared in meaning with its asking sentences as well as with the whole, whose first word pieces alone the encoder
+reads (`meaning.Meaning`'s `also`).
+
 A FAQ's entry answers the question its heading asks, in words of its own: the opening sentences of a section
 headed by a question are weighed by their meaning said under that heading as well as alone (`answers_heading`).
 """
@@ -32,7 +37,7 @@ from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms
                     variant_values, weight)
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, english, not_asked, spells, unanswered, unmatchable
+from .undocumented import Unstated, derived, english, not_asked, spells, told_not_asked, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
@@ -41,6 +46,7 @@ STORY_HITS = 3  # … but at least this many of them
 FLOOR = 0.5  # a claim scores at least this share of the best claim
 MAX_CLAIMS = 5
 CONTEXT_WEIGHT = 0.35  # terms of the whole question, for a part or an entity of it
+SCENE_WEIGHT = 0.5  # words only a story's scene holds, none of its sentences that ask (`told_not_asked`)
 RANK_WEIGHT = 0.4  # the passage's fused search rank
 RELEASE_NOTES_WEIGHT = 0.7  # a sentence of release notes, for a question that names no version
 HOW_TO_ENTRY = 0.35  # a how-to sentence that describes the API entry it is under
@@ -431,7 +437,8 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
                         min(weight(d, weights) for d in docs)))
             continue
         said = focus.whole or focus.question.text
-        shown = CONTEXT_WEIGHT if t.text in variant_values(said) or only_declined(t, said) else 1.0
+        shown = CONTEXT_WEIGHT if t.text in variant_values(said) or only_declined(t, said) \
+            else SCENE_WEIGHT if told_not_asked(t, said) else 1.0
         out.append((t, weight(t, weights) * shown * (DOMAIN_WEIGHT if weights.domain(t) else 1.0)))
     out += [(t, CONTEXT_WEIGHT * weight(t, weights)) for t in focus.context if not weights.absent(t)]
     return out

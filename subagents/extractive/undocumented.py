@@ -263,8 +263,8 @@ def placed_as_own(term: Term, question: str) -> bool:
 
 def _only_in_the_scene(term: Term, question: str, placed: Callable[[str, int], bool]) -> bool:
     """Every mention of the name is in a first-person sentence of the question that asks nothing, `placed` there
-    (the sentence and where the name starts in it); False for a question without a scene (`_scene_and_asks`)."""
-    said = _scene_and_asks(question)
+    (the sentence and where the name starts in it); False for a question without a scene (`scene_and_asks`)."""
+    said = scene_and_asks(question)
     if not said:
         return False
     name = re.compile(rf"(?<![\w.]){re.escape(term.text)}(?![\w])")
@@ -279,11 +279,28 @@ def _owned(sentence: str, at: int, term: Term) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _scene_and_asks(question: str) -> tuple[tuple[str, bool], ...]:
+def scene_and_asks(question: str) -> tuple[tuple[str, bool], ...]:
     """The question's sentences, each with whether it asks, once per question (every name of it is looked up);
     () for a question of one sentence or none that asks: it has no scene apart from what it asks."""
     said = [(s, s.rstrip().endswith("?")) for s in sentences(question)]
     return tuple(said) if len(said) > 1 and any(asks for _, asks in said) else ()
+
+
+def told_not_asked(term: Term, question: str) -> bool:
+    """A word of a question told as a story that only its scene holds, none of the sentences that ask ("Our nightly
+    export job copies the reports … How do I write a ledger file atomically?": "nightly", "reports"): it says where
+    the need arose, not what would meet it; False for a question without a scene (`scene_and_asks`) or whose asking
+    sentences point back into it (`_POINTS_BACK`)."""
+    said = scene_and_asks(question)
+    asked = " ".join(s for s, asks in said if asks)
+    return bool(said) and not _POINTS_BACK.search(asked) and not mentions(term, text_forms(asked), asked)
+
+
+# an ask that points back into its scene ("What exit code does it return …?", "Is there a switch for that?", "end such
+# sessions"): the scene names what it asks about ("in that the plan is …" opens a clause, points nowhere)
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|such|this|these|those)\b|"
+                          r"\b(?:for|about|with|to|of|do|does|did|on|in)\s+that\b(?!\s+\w+\s+(?:is|are|was|were)\b)",
+                          re.I)
 
 
 def not_asked(term: Term, focus: Focus) -> bool:
@@ -425,7 +442,8 @@ def _foreign_package(term: Term, weights: Weights) -> bool:
 def api_entry(term: Term, raw: str) -> bool:
     """An identifier the retrieved text shows with its arguments ("jsonb_set ( target jsonb, …"): an entry of
     the documentation (a row of a function table has no heading of its own), not a mention in passing. A
-    hyphenated name counts by the function named after it ("SHA-256": `sha256()`, "CRC-32": `crc32()`). A
+    hyphenated name counts by the function named after it ("SHA-256": `sha256()`, "CRC-32": `crc32()`), a name
+    in camel case written as a call ("saveRDS()") as the function it is. A
     macro's, a constant's or an identifier's name a manual's index lists, dot leaders to its page ("ISNA . . . .
     192"), is documented there too (a package's is not: an index lists the packages it names in passing, readxl)."""
     listed = re.search(rf"(?<![\w.]){re.escape(term.text.strip('`@'))}(?:\s*\.){{4,}}", raw)
@@ -434,12 +452,18 @@ def api_entry(term: Term, raw: str) -> bool:
     if term.kind is TermKind.NAME and "-" in term.text:
         squashed = term.text.replace("-", "")
         return bool(re.search(rf"(?<![\w.]){re.escape(squashed)}\s*\(", raw, re.I))
+    if term.kind is TermKind.NAME and _CAMEL.fullmatch(term.text):  # "saveRDS()", "dbWriteTable(conn, …)"
+        return bool(re.search(rf"(?<![\w.]){re.escape(term.text)}\((?!{_MARKS}\))", raw))
     name = _CALL_TAIL.sub("", term.text.strip("`@"))
     return term.kind is TermKind.IDENT and bool(name) and bool(
         re.search(rf"(?<![\w.]){re.escape(name)}\s*\((?!\s*(?:https?|ftp)://)", raw))  # "ggplot2 (https://…)": a link
 
 
 _CALL_TAIL = re.compile(r"\(.*\)$")
+# a name written in one word with a capital inside it, as functions are named ("saveRDS", "dbWriteTable"): written
+# right before a call's parenthesis, it is the documentation's function; a product's mark ("Oracle(R)") is no call
+_CAMEL = re.compile(r"[a-z]+[A-Z][A-Za-z0-9]*")
+_MARKS = r"(?:R|TM|r|tm|s|es)"
 _TITLE_WORD = re.compile(r"[A-Za-z]+")
 
 
