@@ -13,8 +13,8 @@ import pytest
 
 from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, SubagentReport
 from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, QueryType, tasks_per_query_type
-from subagents.extractive.analysis import AnswerType, analyse
-from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks, single_queries, the_ask
+from subagents.extractive.analysis import AnswerType, analyse, the_ask
+from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks, single_queries
 from subagents.extractive.selection import CONTEXT_WEIGHT, SCENE_WEIGHT, focus_of, weighted_terms
 from subagents.extractive.terms import (TermKind, Weights, extract_terms, make_term, mentions, only_declined, placeholder,
                                        text_forms, variant_values)

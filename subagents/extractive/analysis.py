@@ -15,11 +15,13 @@ list; part of: …") parse the same way.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .terms import KEYWORDS, Term, TermKind, extract_terms, make_term
+from ..text import sentences
+from .terms import KEYWORDS, Term, TermKind, extract_terms, make_term, mentions, text_forms
 
 
 class AnswerType(StrEnum):
@@ -293,3 +295,37 @@ def without_holders(text: str, entity: str, entities: list[str]) -> str:
 def entity_terms(entity: str) -> list[Term]:
     return extract_terms(entity) or [make_term(entity, TermKind.SYMBOL if re.search(r"[=:<>!]", entity)
                                                else TermKind.IDENT)]
+
+
+# ---------------------------------------------------------------- a question told as a story
+
+@functools.lru_cache(maxsize=256)
+def scene_and_asks(question: str) -> tuple[tuple[str, bool], ...]:
+    """The question's sentences, each with whether it asks, once per question (every name of it is looked up);
+    () for a question of one sentence or none that asks: it has no scene apart from what it asks."""
+    said = [(s, s.rstrip().endswith("?")) for s in sentences(question)]
+    return tuple(said) if len(said) > 1 and any(asks for _, asks in said) else ()
+
+
+def the_ask(question: str) -> str:
+    """The sentences of a question told as a story that ask ("… keeps holding row locks. Is there a server setting
+    that will automatically end such sessions?"): what it needs, in fewer words than its scene, whose words
+    outnumber it in a search for the whole question (measured: bench/bench_quality.py, the probes' stories); ""
+    for a question without a scene."""
+    return " ".join(s.strip() for s, asks in scene_and_asks(question) if asks).rstrip("?")
+
+
+def told_not_asked(term: Term, question: str) -> bool:
+    """A word of a question told as a story that only its scene holds, none of the sentences that ask ("Our nightly
+    export job copies the reports … How do I write a ledger file atomically?": "nightly", "reports"): it says where
+    the need arose, not what would meet it; False for a question without a scene (`scene_and_asks`) or whose asking
+    sentences point back into it (`_POINTS_BACK`)."""
+    asked = the_ask(question)
+    return bool(asked) and not _POINTS_BACK.search(asked) and not mentions(term, text_forms(asked), asked)
+
+
+# an ask that points back into its scene ("What exit code does it return …?", "Is there a switch for that?", "end such
+# sessions"): the scene names what it asks about ("in that the plan is …" opens a clause, points nowhere)
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|such|this|these|those)\b|"
+                          r"\b(?:for|about|with|to|of|do|does|did|on|in)\s+that\b(?!\s+\w+\s+(?:is|are|was|were)\b)",
+                          re.I)

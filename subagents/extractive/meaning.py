@@ -51,7 +51,7 @@ def vectors(encoder: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
 
 class Meaning:
     """Similarities to one objective; `of` gives None for every text when there is no encoder. `also`: what the
-    objective asks said apart from its telling (a story's asking sentences, `planning.the_ask`), which the encoder's
+    objective asks said apart from its telling (a story's asking sentences, `analysis.the_ask`), which the encoder's
     first word pieces of a long objective leave out (`SENTENCE_TOKENS`): a text is as close as it is to the nearer."""
 
     def __init__(self, encoder: Encoder | None, objective: str, also: Sequence[str] = ()) -> None:

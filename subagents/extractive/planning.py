@@ -24,9 +24,8 @@ from typing import Any
 
 from ..context import LeadLimits, RoundReport
 from ..delegation import FindingsStatus, QueryType
-from .analysis import AnswerType, Question, analyse, entity_terms, holds, refers_back, resolved
+from .analysis import AnswerType, Question, analyse, entity_terms, holds, refers_back, resolved, the_ask
 from .terms import Term, TermKind, extract_terms, mentions, only_declined, stem, text_forms
-from .undocumented import scene_and_asks
 
 MAX_QUERIES = 4
 MAX_READS = 6
@@ -84,14 +83,6 @@ def single_queries(q: Question) -> list[str]:
     focus = list(dict.fromkeys(named + q.subject)) if named else []
     return _distinct_queries(words_of(asked), q.text.rstrip("?"), the_ask(q.text), words_of(focus),
                              words_of(words[len(words) // 2:] + named[:1]) if len(words) > 3 else "")
-
-
-def the_ask(question: str) -> str:
-    """The sentences of a question told as a story that ask ("… keeps holding row locks. Is there a server setting
-    that will automatically end such sessions?"): what it needs, in fewer words than its scene, whose words
-    outnumber it in a search for the whole question (measured: bench/bench_quality.py, the probes' stories); ""
-    for a question without a scene."""
-    return " ".join(s.strip() for s, asks in scene_and_asks(question) if asks).rstrip("?")
 
 
 def _without(question: str, things: list[str]) -> str:

@@ -16,7 +16,7 @@ a name no retrieved text mentions or only mentions in passing, a product version
 names, a name of several words no text joins, a ranking no passage states, words the corpus never uses.
 
 A question told as a story (a scene, then the sentences that ask) is weighed for what it asks: a word only its scene
-holds counts for less unless the asking sentences point back into it (`undocumented.told_not_asked`), and sentences
+holds counts for less unless the asking sentences point back into it (`analysis.told_not_asked`), and sentences
 are compared in meaning with its asking sentences as well as with the whole, whose first word pieces alone the encoder
 reads (`meaning.Meaning`'s `also`).
 
@@ -30,14 +30,15 @@ import re
 from dataclasses import dataclass, field, replace
 
 from . import meaning as meaning_module
-from .analysis import AnswerType, Question, analyse, asks_whether, entity_terms, holds, without_holders
+from .analysis import (AnswerType, Question, analyse, asks_whether, entity_terms, holds, told_not_asked,
+                       without_holders)
 from .evidence import Evidence, Unit, UnitKind, api_name, comments, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms, mentions, only_declined, text_forms,
                     variant_values, weight)
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, english, not_asked, spells, told_not_asked, unanswered, unmatchable
+from .undocumented import Unstated, derived, english, not_asked, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..text import sentences
+from .analysis import scene_and_asks
 from .evidence import Evidence, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
                     is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts, standing, text_forms,
@@ -267,8 +267,7 @@ def _only_in_the_scene(term: Term, question: str, placed: Callable[[str, int], b
     said = scene_and_asks(question)
     if not said:
         return False
-    name = re.compile(rf"(?<![\w.]){re.escape(term.text)}(?![\w])")
-    spots = [(s, asks, m.start()) for s, asks in said for m in name.finditer(s)]
+    spots = [(s, asks, at) for s, asks in said for at in standing(term.text, s)]
     return bool(spots) and all(not asks and _FIRST_PERSON.search(s) and placed(s, at) for s, asks, at in spots)
 
 
@@ -276,31 +275,6 @@ def _owned(sentence: str, at: int, term: Term) -> bool:
     """The name qualifies a thing of the asker's that a word after it names ("our Kubernetes readiness probe")."""
     after = re.match(r"\s+([a-z][\w-]*)\s+(\w+)", sentence[at + len(term.text):])
     return bool(_OWNED.search(sentence[:at])) and bool(after) and after.group(2).lower() not in _OBJECT_START
-
-
-@functools.lru_cache(maxsize=256)
-def scene_and_asks(question: str) -> tuple[tuple[str, bool], ...]:
-    """The question's sentences, each with whether it asks, once per question (every name of it is looked up);
-    () for a question of one sentence or none that asks: it has no scene apart from what it asks."""
-    said = [(s, s.rstrip().endswith("?")) for s in sentences(question)]
-    return tuple(said) if len(said) > 1 and any(asks for _, asks in said) else ()
-
-
-def told_not_asked(term: Term, question: str) -> bool:
-    """A word of a question told as a story that only its scene holds, none of the sentences that ask ("Our nightly
-    export job copies the reports … How do I write a ledger file atomically?": "nightly", "reports"): it says where
-    the need arose, not what would meet it; False for a question without a scene (`scene_and_asks`) or whose asking
-    sentences point back into it (`_POINTS_BACK`)."""
-    said = scene_and_asks(question)
-    asked = " ".join(s for s, asks in said if asks)
-    return bool(said) and not _POINTS_BACK.search(asked) and not mentions(term, text_forms(asked), asked)
-
-
-# an ask that points back into its scene ("What exit code does it return …?", "Is there a switch for that?", "end such
-# sessions"): the scene names what it asks about ("in that the plan is …" opens a clause, points nowhere)
-_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|such|this|these|those)\b|"
-                          r"\b(?:for|about|with|to|of|do|does|did|on|in)\s+that\b(?!\s+\w+\s+(?:is|are|was|were)\b)",
-                          re.I)
 
 
 def not_asked(term: Term, focus: Focus) -> bool:

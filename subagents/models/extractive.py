@@ -25,9 +25,9 @@ from typing import Any
 from ..corpus.query import Match
 from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
-from ..extractive.analysis import AnswerType
+from ..extractive.analysis import AnswerType, the_ask
 from ..extractive.evidence import Evidence, Passage, Unit, UnitKind, api_name, gather
-from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries, the_ask
+from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, documents, focus_of, select
 from ..extractive.terms import TermKind, covered, mentions, text_forms
 from ..extractive.undocumented import unanswered
@@ -162,9 +162,16 @@ class ExtractiveModel:
             # no tool call succeeded: say why, not that the documents lack the answer
             return _calls(n, [(SUBMIT_FINDINGS, _nothing_retrieved(searches + reads))])
         if split and not lacks_what_it_names(focus, ev):
-            return _calls(n, [(SUBMIT_FINDINGS, joined([(label, self._findings(f, ev, Meaning(self.encoder, _asked(f), _asked_apart(f))))
+            return _calls(n, [(SUBMIT_FINDINGS, joined([(label, self._findings(f, ev, self._meaning(f)))
                                                         for f, label in split]))])
-        return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, ev, Meaning(self.encoder, _asked(focus), _asked_apart(focus))))])
+        return _calls(n, [(SUBMIT_FINDINGS, self._findings(focus, ev, self._meaning(focus)))])
+
+    def _meaning(self, focus: Focus) -> Meaning:
+        """Closeness in meaning to what the objective asks: its words (and the whole question it is part of), and a
+        story's asking sentences apart from its scene (`the_ask`; a part of a question is short, and says what it
+        asks)."""
+        ask = "" if focus.whole else the_ask(focus.question.text)
+        return Meaning(self.encoder, _asked(focus), [ask] if ask else [])
 
     @staticmethod
     def _asks(objective: str, focus: Focus) -> list[tuple[Focus, str]]:
@@ -256,13 +263,6 @@ def joined(findings: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     return {"status": status, "summary": claims[0]["text"] if claims else "", "claims": claims,
             "open_questions": list(dict.fromkeys(q for _, f in findings for q in f["open_questions"])),
             "related": [r for _, f in findings for r in f["related"]]}
-
-
-def _asked_apart(focus: Focus) -> list[str]:
-    """What a story asks without its scene (`the_ask`), for its meaning beside the whole; [] for any other objective
-    (a part of a question is short, and says what it asks)."""
-    ask = "" if focus.whole else the_ask(focus.question.text)
-    return [ask] if ask else []
 
 
 def _asked(focus: Focus) -> str:
