@@ -257,6 +257,19 @@ def test_a_clause_of_keywords_no_text_writes_is_not_found(docs: Path, tmp_path: 
     ("What are decorators used for?", AnswerType.PURPOSE),
     # "or" joins what the purpose clause names ("to generate passwords or session tokens"): nothing to compare
     ("Why shouldn't I use the random module to generate passwords or session tokens?", AnswerType.WHY),
+    # a story: what kind of answer it wants is said by its asking sentences, not by its opening words
+    ("The gadget cache is cold after every restart. Is there a way to make it reload what it held?", AnswerType.HOW_TO),
+    ("The shell should answer a typo with a suggestion. Is there something built in that finds the closest word?",
+     AnswerType.HOW_TO),
+    ("I ran VACUUM on the gadget table, as the manual said. What does that command actually do?", AnswerType.WHAT_IS),
+    ("We keep a widget per user. Which widget settings can each user change?", AnswerType.LIST),
+    # a reason is asked for, not a thing that does something
+    ("We exchange files with saveRDS. Is there any reason not to use it for downloads?", AnswerType.FACT),
+    ("Is there a gadget helper that returns the widget count?", AnswerType.HOW_TO),
+    # what to do, call or put somewhere: the way to do it, not what a thing is
+    ("A gadget query has been running for an hour. What do I call to stop it?", AnswerType.HOW_TO),
+    ("What do I put in the gadget file so widgets load first?", AnswerType.HOW_TO),
+    ("What do I get back from gadget.read()?", AnswerType.WHAT_IS),
 ])
 def test_answer_type(question: str, kind: AnswerType) -> None:
     assert analyse(question).answer_type is kind

@@ -53,7 +53,10 @@ class Question:
 
 
 _HOW = re.compile(r"^(?:how\s+(?:do|can|could|should|would|to|might)\b|what\s+(?:should|can|could|do)\s+i\s+use|"
-                  r"what(?:'s|\s+is)\s+the\s+\w*\s*way\s+to|what\s+tool|is\s+there\s+a\s+way|which\s+\w+\s+(?:do|should)\s+i\s+use)"
+                  r"what\s+(?:do|should|can|could|must)\s+(?:i|we)\s+(?:need\s+to\s+|have\s+to\s+)?"
+                  r"(?:use|call|run|pass|put|set|add|configure|install|type|write|grant|tune)\b|"
+                  r"what(?:'s|\s+is)\s+the\s+\w*\s*way\s+to|what\s+tool|is\s+there\s+a\s+way|"
+                  r"is\s+there\s+(?!(?:any|a|some)?\s*(?:good\s+)?reasons?\b)(?:[\w-]+\s+){1,4}?(?:that|which|to|for)\b|which\s+\w+\s+(?:do|should)\s+i\s+use)"
                   r"|\b(?:what|which)\s+(?:should|can)\s+i\s+use\b|\bhow\s+(?:do|can)\s+i\b|\bhow\s+to\b"
                   r"|\bwhat(?:'s|\s+is)\s+the\s+(?:[\w-]+\s+){0,2}?way\s+to\b", re.I)  # "… What's the least-code way to do that?"
 _WHY = re.compile(r"^\s*why\b|\bwhy\b|what'?s\s+going\s+on|how\s+come\b|\bthe\s+reason\b", re.I)
@@ -154,6 +157,19 @@ def comparison_entities(q: str) -> list[str]:
 
 
 def answer_type(q: str) -> AnswerType:
+    """What kind of answer a question wants; for a question told as a story that the whole text does not say (its
+    question words are not at its start), what its first asking sentence that says one wants ("… Is there a way to
+    make it do that automatically?": a how-to)."""
+    atype = _answer_type(q)
+    if atype is AnswerType.FACT:
+        for said in (s.strip() for s, asks in scene_and_asks(q) if asks):
+            asked = _answer_type(said)
+            if asked is not AnswerType.FACT:
+                return asked
+    return atype
+
+
+def _answer_type(q: str) -> AnswerType:
     if comparison_entities(q):
         return AnswerType.COMPARISON
     if _WHY.search(q) and not re.match(r"^\s*(?:how|what)\s+(?:do|can|should)\s+i\b", q, re.I):
