@@ -52,7 +52,7 @@ class Question:
         return [t for t in self.terms if t.named]
 
 
-_HOW = re.compile(r"^(?:how\s+(?:do|can|could|should|would|to|might)\b|what\s+(?:should|can|could|do)\s+i\s+use|"
+_HOW = re.compile(r"^(?:how\s+(?:do|can|could|should|would|to|might)\b|"
                   r"what\s+(?:do|should|can|could|must)\s+(?:i|we)\s+(?:need\s+to\s+|have\s+to\s+)?"
                   r"(?:use|call|run|pass|put|set|add|configure|install|type|write|grant|tune)\b|"
                   r"what(?:'s|\s+is)\s+the\s+\w*\s*way\s+to|what\s+tool|is\s+there\s+a\s+way|"
