@@ -1408,6 +1408,17 @@ def test_a_sentence_whose_colon_the_pdf_lost_still_introduces_its_code() -> None
     assert said["The gadgets are drawn in the order they were added to the screen"] == (False, False), said
 
 
+def test_the_answer_gives_back_the_colon_a_pdf_lost_before_the_code_it_introduces(docs: Path, tmp_path: Path) -> None:
+    # R's manuals: "… by calling from C" over its code was quoted as it stood, a line that ends in no stop and reads
+    # as cut, and the report's writer, which knows an introducing sentence by its colon, could part it from its code
+    (docs / "interrupts.txt").write_text(
+        "Interrupting gadget loops\n\n"
+        "A long gadget loop cannot be interrupted, so make the gadget loop stoppable at suitable points by calling from C\n\n"
+        "#include <gadget.h>\nvoid gadget_check(void);\n")
+    answer = answer_to("How do I make a long gadget loop stoppable?", docs, tmp_path)
+    assert re.search(r"stoppable at suitable points by calling from C: \[\d+\]\n```\n#include <gadget.h>", answer), answer
+
+
 def test_a_section_number_opens_a_title_and_a_version_still_ends_a_sentence() -> None:
     from subagents.extractive.evidence import split_sentences
 
