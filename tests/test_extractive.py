@@ -2025,6 +2025,23 @@ def test_an_acronym_asked_about_is_mentioned_by_its_plural() -> None:
                                             "temporary tables that exist for one query."], (sel.claims, sel.missing)
 
 
+@pytest.mark.parametrize("code", [
+    'retry <- 12 try(if(retry > 10) stop("too many retries")) tst1 <- function(...) stop("dummy backup error")',
+    'backup <- function(path) copy(path, "/backups") and backup("/data") copies the data directory.',
+    'x = backup(path); print(x) runs the backup once.',  # (Python's, as before)
+])
+def test_code_a_snippet_ran_together_into_one_line_is_no_sentence_to_quote(code: str) -> None:
+    # a search's snippet joins a code block's lines: R's `x <- f(...)` and `function(...)` read as one long sentence,
+    # quoted as a claim; read in full, the same lines are the code block they are
+    from subagents.extractive.selection import focus_of, select
+
+    question = "How do I retry a failing backup?"
+    ev = _searched(question, code, {"backup": 40, "retry": 30, "failing": 50}, {"backup": 3},
+                   more=("Each backup is retried until it succeeds when retry is set.",))
+    claims = [u.text for u in select(focus_of(question), ev).claims]
+    assert claims == ["Each backup is retried until it succeeds when retry is set."], claims
+
+
 @pytest.mark.parametrize("counts, titles, why", [
     ({"gadget server": 0}, {"gadget server": 0}, "missing"),  # no passage of the corpus joins the words
     ({"gadget server": 2}, {"gadget server": 0}, "passing"),  # two passages, no title: in passing ("SQL server")
