@@ -1832,6 +1832,15 @@ def test_a_question_asking_how_many_of_something_documented_asks_no_market_figur
     ("Roughly how many times longer does a deep copy of a widget take than a shallow copy?",
      "how many times longer a deep copy of a widget is",
      "Widget timings\n\nA deep copy of a widget takes about three times longer than a shallow copy.\n"),
+    # an amount measured of the world: a duration estimated, a speed-up, how many people, how many downloads
+    ("Roughly how many minutes does a deep copy of a widget take?", "how long a deep copy of a widget takes",
+     "Widget timings\n\nA deep copy of a widget takes about 40 minutes on a large screen.\n"),
+    ("What speedup factor does widget caching give for redraws?", "what speedup factor does widget caching give for "
+     "redraws", "Widget caching\n\nWidget caching makes redraws about four times faster.\n"),
+    ("How many people use widgets today?", "how many people use widgets today",
+     "Widget users\n\nAbout two million people use widgets today.\n"),
+    ("How many times was the widgets module downloaded in 2022?", "how many times the widgets module was downloaded",
+     "Widget downloads\n\nThe widgets module was downloaded 3,000,000 times in 2022.\n"),
 ])
 def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated: str, page: str, docs: Path,
                                                         tmp_path: Path) -> None:
@@ -1841,6 +1850,44 @@ def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated:
     (docs / "figure.txt").write_text(page)
     report = run(question, docs, tmp_path / "again").report
     assert page.split("\n\n")[1].strip() in section(report, "Answer"), report
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("Roughly how many minutes will the upgrade itself take?", ("duration", "how long the upgrade itself will take")),
+    ("How long does a full collection typically take on a 4 GB heap?", ("duration", "how long a full collection typically "
+                                                                        "takes")),
+    ("We move 2 TB. By what factor is link mode faster than copy mode?", ("factor", "by what factor is link mode faster "
+                                                                          "than copy mode")),
+    ("Roughly how many people use R worldwide today?", ("people", "how many people use R worldwide today")),
+    ("How many times was R downloaded in 2022?", ("downloads", "how many times R was downloaded")),
+    ("How long does it take for a change to pg_hba.conf to take effect?", None),  # no estimate: a manual says when
+    ("How long does a prepared statement last?", None),
+    ("How do I see roughly how long each query takes?", None),  # how to see it: the clause opens with "how do I"
+    ("Which setting limits how many standbys can connect?", None),
+    ("How many users can connect at once?", None),  # a capacity a setting gives, not who uses a thing
+    ("How many arguments does range() take?", None),
+])
+def test_a_question_asking_an_amount_measured_of_the_world(question: str, asked: tuple | None) -> None:
+    from subagents.extractive.undocumented import amounts
+
+    assert [(a.kind, a.text) for a in amounts(question)] == ([asked] if asked else [])
+
+
+def test_an_amount_is_given_by_a_number_in_its_unit_beside_a_word_of_what_it_measures() -> None:
+    from subagents.extractive.undocumented import amounts
+
+    took, = amounts("Roughly how many minutes will the upgrade take?")
+    assert took.stated_by("The upgrade takes about 45 minutes for a 2 TB cluster.")
+    assert took.stated_by("An upgrade in link mode usually finishes in two hours.")
+    assert not took.stated_by("The upgrade can take minutes.")  # no number
+    assert not took.stated_by("Vacuum runs every 60 seconds.")  # not the upgrade
+    ratio, = amounts("What compression ratio does level 9 achieve on text?")
+    assert ratio.stated_by("Level 9 is about 5 times slower than level 1.")
+    assert ratio.stated_by("On text, level 9 achieves a compression ratio of 4.")
+    assert not ratio.stated_by("The three methods that return the ratio of matching characters differ in level.")
+    downloads, = amounts("How many times was R downloaded in 2022?")
+    assert downloads.stated_by("R was downloaded 3,000,000 times.")
+    assert not downloads.stated_by('From R 4.2.0, the "libcurl" download method is always available.')  # a version
 
 
 @pytest.mark.parametrize("question, count", [

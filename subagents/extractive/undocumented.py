@@ -961,6 +961,107 @@ def ratios(question: str) -> list[Ratio]:
             for m in _RATIO_ASKED.finditer(question) if m.group("subject").strip()]
 
 
+# an amount measured of the world, not described by a manual, asked at the opening of a clause of the question (not
+# "which setting limits how many standbys can connect", "how do I see how long each query takes", which ask how):
+# how long an operation takes ("Roughly how many minutes will the upgrade take?"), a speed-up or a ratio ("What
+# speedup factor does byte-compilation give?", "by what factor does it shrink"), how many people (or downloads) a
+# thing has ("How many people use R?", "How many times was R downloaded in 2022?")
+_OPENS = r"(?:^|(?<=[.?!;:])\s+|,\s*(?:and\s+|but\s+)?|\s(?:and|but)\s+)(?:(?:roughly|approximately|about|so|then|also|just|" \
+         r"exactly|on\s+average)\s+)*"
+_AUX = r"(?:does|do|did|will|would|should|could|can|might|may|is|are|was|were)"
+_TIME_UNITS = r"(?:milli|micro|nano)?seconds?|minutes?|hours?|days?|weeks?|months?|years?|ms"
+_PEOPLE = r"(?:people|persons|users|developers|programmers|engineers|companies|organi[sz]ations|businesses|students|" \
+          r"scientists|analysts|customers|contributors|visitors|subscribers)"
+_AMOUNT_ASKED = (
+    ("duration", re.compile(_OPENS + rf"how\s+(?:long|many\s+(?:{_TIME_UNITS}))\s+(?:of\s+[\w-]+\s+(?:per\s+\w+\s+)?)?"
+                                     rf"(?P<subject>{_AUX}\s+[^?.;]+?\s+take)\b", re.I)),
+    ("factor", re.compile(_OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+what\s+)(?P<noun>(?:percentage\s+)?"
+                                   r"speed-?\s?ups?(?:\s+factor)?|(?:compression\s+|speed\s+)?(?:ratio|factor)|percentage\s+"
+                                   r"(?:speed-?\s?up|improvement|gain|increase|decrease|reduction|slowdown|overhead)|"
+                                   r"percentage|percent)\s+(?P<subject>[^?.;,]+)", re.I)),
+    ("people", re.compile(_OPENS + rf"how\s+many\s+(?P<noun>(?:[\w-]+\s+)?{_PEOPLE})\s+(?P<subject>(?:(?:still|now|"
+                                   r"currently|actually|actively|regularly)\s+)?(?:use[sd]?|using|know|knows|learn(?:ed|t)?|"
+                                   r"prefer(?:red)?|cho(?:o)?se|adopt(?:ed)?|contribute[sd]?|attend(?:ed)?|download(?:ed)?|"
+                                   r"install(?:ed)?|program|code|work\s+(?:with|in))\b[^?.;,]*)", re.I)),  # (not "can connect")
+    ("downloads", re.compile(_OPENS + r"how\s+many\s+times\s+(?:was|were|has|have|had|is|are)\s+(?P<subject>[^?.;,]+?)\s+"
+                                      r"(?P<noun>downloaded|installed|cloned|forked|starred|viewed)\b", re.I)),
+)
+# the amount itself, said in its unit: "45 minutes", "two hours"; "3 times", "a factor of 2", "20%"
+_AMOUNT_SAID = {
+    "duration": re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*-?\s*(?:{_TIME_UNITS}|s|min|h)\b", re.I),
+    "factor": re.compile(_MULTIPLE.pattern + r"|\b(?:ratio|factor|speed-?\s?ups?)\s+(?:of\s+)?(?:about\s+|around\s+|"
+                         r"up\s+to\s+|roughly\s+|some\s+)?\d", re.I)}
+# a version, not a count: "4.2.0", "R 4.2", "version 3"
+_VERSION = re.compile(r"^\d+\.\d+\.\d|^\d+(?:\.\d+)?$")
+_NAMED_BEFORE = re.compile(r"(?:\b[A-Z][\w+#-]*|\b(?:version|release|v))\s*$", re.I)
+
+
+def _counts_something(sentence: str) -> bool:
+    """A number in the sentence that counts (digits or words), not a version ("R 4.2.0", "version 3")."""
+    for m in _NUMBER.finditer(sentence):
+        number = m.group(0)
+        if number[0].isdigit() and (_VERSION.match(number) and _NAMED_BEFORE.search(sentence[:m.start()])
+                                    or number.count(".") >= 2):
+            continue
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class Amount:
+    """The question asks an amount measured of the world: how long an operation takes, a speed-up or ratio, how many
+    people use a thing or how often it was downloaded. A manual describes what a thing does; the figure, if any,
+    comes from a benchmark, a survey or a download counter."""
+
+    kind: str  # "duration", "factor", "people", "downloads"
+    noun: str  # "minutes", "speedup factor", "people", "downloaded"
+    subject: str  # "will the upgrade itself take", "does byte-compilation give …", "use R worldwide today"
+    asked: str = "what"  # how a factor is asked: "what" (speed-up), "by what" (factor)
+
+    @property
+    def text(self) -> str:
+        if self.kind == "duration":  # "will the upgrade take" → "how long the upgrade will take"
+            aux, _, rest = self.subject.partition(" ")
+            rest = rest.removesuffix(" take")
+            said = {"does": "takes", "do": "take", "did": "took"}.get(aux.lower(), f"{aux} take")
+            return f"how long {rest} {said}"
+        if self.kind == "downloads":
+            return f"how many times {self.subject} was {self.noun}"
+        return f"{'how many' if self.kind == 'people' else self.asked} {self.noun} {self.subject}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence giving a number in the amount's own unit (a time unit, a multiple or a ratio's word, the people
+        counted) beside a word of what it is the amount of."""
+        forms = text_forms(sentence)
+        said = _AMOUNT_SAID.get(self.kind)
+        if said is not None and not said.search(sentence):
+            return False
+        if said is None and not (_counts_something(sentence) and text_forms(self.noun.split()[-1]) & forms):
+            return False
+        words = [w for w in re.findall(r"[A-Za-z][\w+#-]*", self.subject) if w.lower() not in STOP and w.lower() not in
+                 ("take", "give", "achieve", "expect", "get")]
+        return not words or any(text_forms(w) & forms for w in words)
+
+
+# a duration asked as a measurement: in a time unit, or estimated ("how long does a checkpoint take" alone a manual
+# answers in words: "until all dirty buffers are written")
+_ESTIMATED = re.compile(rf"\b(?:roughly|approximately|approx|typically|on\s+average|ballpark|estimate|expect|"
+                        rf"how\s+many\s+(?:{_TIME_UNITS}))\b", re.I)
+
+
+def amounts(question: str) -> list[Amount]:
+    """The amounts of the world a question asks for, each at the opening of one of its clauses."""
+    out = []
+    for kind, pattern in _AMOUNT_ASKED:
+        if kind == "duration" and not _ESTIMATED.search(question):
+            continue
+        for m in pattern.finditer(question):
+            noun = " ".join((m.groupdict().get("noun") or "time").split())
+            out.append(Amount(kind, noun if kind == "people" else noun.lower(), " ".join(m.group("subject").split()),
+                              "by what" if m.groupdict().get("by") else "what"))
+    return out
+
+
 # a person's life ("Which university did Guido van Rossum graduate from?"): a person named (`_NAMED`) and a word of a
 # biography
 _LIFE = re.compile(r"\b(?:graduat\w*|born|birth\w*|died|death|married|spouse|wife|husband|salary|net\s+worth|"
@@ -990,7 +1091,7 @@ def lives(question: str) -> list[Life]:
 
 
 # what a question asks that only a sentence stating it answers
-Unstated = Ranking | Figure | Person | Release | Adopters | Count | Price | Share | Life | Ratio
+Unstated = Ranking | Figure | Person | Release | Adopters | Count | Price | Share | Life | Ratio | Amount
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -1001,11 +1102,13 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     text = focus.question.text
     asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
                              *counts(text), *prices(text), *shares(text), *lives(text), *ratios(text)]
+    asked += [a for a in amounts(text) if not asked]  # (what the others ask already, said once)
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
         # "what share of R users run it on Windows compared with macOS": what the whole asks of each compared thing
         asked += [u for u in [*persons(focus.whole), *counts(focus.whole), *prices(focus.whole),
-                              *shares(focus.whole), *lives(focus.whole), *ratios(focus.whole)] if u not in asked]
+                              *shares(focus.whole), *lives(focus.whole), *ratios(focus.whole), *amounts(focus.whole)]
+                   if u not in asked]
     if not asked:
         return []
     said = [u.text for p in ev.passages.values() for u in units_of(p)]
