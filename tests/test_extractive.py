@@ -1782,6 +1782,8 @@ def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: 
     ("Which database has the largest market share?", "largest market share", "database"),
     ("What are the top five database systems in the DB-Engines ranking?", "top five", "database systems"),
     ("Which companies employ the largest number of core developers?", "largest number of core developers", "companies"),
+    ("What are the three best managed PostgreSQL hosting providers, ranked?", "best",
+     "managed PostgreSQL hosting providers"),
 ])
 def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, category: str) -> None:
     assert [(r.measure, r.category) for r in rankings(question)] == [(measure, category)]
@@ -1911,6 +1913,7 @@ def test_a_count_is_given_by_a_sentence_with_a_number_of_its_own_beside_both_wor
     assert packages.stated_by("The gizmo registry lists over two thousand packages.")
     assert not packages.stated_by("The gizmo registry ships the Tools4 packages.")  # a digit inside a name
     assert not packages.stated_by("The gizmo registry holds many packages.")  # no number
+    assert not packages.stated_by("Gizmo 2 publishes its packages on the gizmo registry.")  # a version, no count
     assert not packages.stated_by("The widget shelf holds 1,200 packages.")  # not that collection
     assert Count("bytes", "a UUID").stated_by("A UUID is a 16-byte string.")
 
@@ -1979,6 +1982,18 @@ def test_a_sentence_states_who_holds_the_role_by_a_name_the_role_and_what_it_is_
     assert not core.stated_by("The core team is led by the release managers.")
     assert persons("Who wrote the sqlite3 module?")[0].stated_by("The sqlite3 module was written by Gerhard Häring.")
     assert persons("Who created Python?")[0].stated_by("Python was created in the early 1990s by Guido van Rossum.")
+    # a role of a name alone: the name's own word, not any President's
+    president = persons("Who is the current president of the Widget Foundation?")[0]
+    assert president.stated_by("The current president of the Widget Foundation is Jane Doe.")
+    assert not president.stated_by("The data set gives the approval rating for the President of the United States.")
+
+
+def test_a_ranking_is_stated_of_the_kind_its_measure_qualifies() -> None:
+    best = rankings("What is the best IDE for Python development?")[0]
+    assert best.stated_by("For Python development, IDLE is the best IDE to start with.")
+    assert best.stated_by("The recommended IDE for Python development is IDLE.")
+    assert not best.stated_by("Your best way to get started with Python development on macOS is through IDLE, "
+                              "see the section The IDE.")  # the best way, not the best IDE
 
 
 def _not_found_until_a_page_says_it(question: str, why: str, page: str, text: str, quoted: str, docs: Path,

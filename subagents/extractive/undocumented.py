@@ -556,11 +556,13 @@ _RANKED = (
     re.compile(r"\b(?:which|what)\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+)\s+(?:is|are|was|were|has|have|had|"
                r"gets?|got|offers?|gives?|provides?|runs?|performs?|works?|employs?|hires?|ships?|sells?|hosts?|"
                r"attracts?|draws?)\s+(?:the\s+)?" + _MEASURE + _PURPOSE, re.I),
-    re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the|(?:[\w.-]+\s+){0,3}?[\w.-]+'s)\s+" + _MEASURE +
+    re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the(?:\s+(?:\d+|two|three|four|five|ten))?|"
+               r"(?:[\w.-]+\s+){0,3}?[\w.-]+'s)\s+" + _MEASURE +
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
-               r"available|today|now|right|when|if|\d)\b|\s*[?.!]|\s*$)" + _PURPOSE, re.I),
+               r"available|today|now|right|when|if|\d)\b|\s*[?.!,]|\s*$)" + _PURPOSE, re.I),
 )
 _CHOICE = re.compile(r"^of\b|\b(?:or|and|vs\.?|versus)\b|,", re.I)  # named things to choose among, not a kind
+RANK_SPAN = 5  # a word of the measure this close to the ranked kind's word states the ranking
 # the words a passage ranking things by each measure says it with
 _STATED = {"best": ("best", "preferred", "recommended", "recommend", "ideal", "optimal"), "worst": ("worst",),
            "cheapest": ("cheapest", "least expensive"), "fastest": ("fastest", "quickest"),
@@ -602,8 +604,14 @@ class Ranking:
         head = text_forms(self.category.split()[-1])
         forms = text_forms(sentence)
         purpose = {f for t in extract_terms(self.purpose, sentence=False) for f in t.forms}
-        return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in _STATED[key]) and bool(head & forms) and (
-            not purpose or bool(purpose & forms))
+        words = re.findall(r"[\w+#-]+", sentence)
+        at_head = [i for i, w in enumerate(words) if text_forms(w) & head]
+        at_measure = [i for i in range(len(words)) for said in _STATED[key]
+                      if [w.lower() for w in words[i:i + len(said.split())]] == said.split()]
+        # the measure says it of the kind: within a few words of its word ("the preferred text search index type",
+        # not "the best way to get started … is through the IDLE integrated development environment")
+        near = any(abs(i - j) <= RANK_SPAN for i in at_head for j in at_measure)
+        return near and (not purpose or bool(purpose & forms))
 
 
 def rankings(question: str) -> list[Ranking]:
@@ -771,7 +779,9 @@ class Person:
         lowered, forms = sentence.lower(), text_forms(sentence)
         said = self.said_with()
         of = [w for w in re.findall(r"[A-Za-z]+", self.role)
-              if w[0].islower() and w not in STOP and w not in said and w != "current"]
+              if w[0].islower() and w not in STOP and w not in said and w != "current"] or [
+            w for w in re.findall(r"[A-Za-z]{2,}", self.role) if w.lower() not in STOP and w.lower() not in said
+            and w.lower() != "current"]  # a role of a name alone ("the President of the R Foundation")
         return (bool(_NAMED.search(sentence)) and any(re.search(rf"\b{w}\b", lowered) for w in said)
                 and (not of or any(text_forms(w) & forms for w in of)))
 
@@ -841,7 +851,7 @@ class Count:
         heads = [w for part in (self.noun, self.place)
                  for w in [x for x in re.findall(r"[A-Za-z]+", part) if x.lower() not in STOP][-1:]]
         forms = text_forms(sentence)
-        return bool(heads) and all(text_forms(w) & forms for w in heads) and bool(_NUMBER.search(sentence))
+        return bool(heads) and all(text_forms(w) & forms for w in heads) and _counts_something(sentence)
 
 
 def counts(question: str) -> list[Count]:
@@ -993,7 +1003,7 @@ _AMOUNT_SAID = {
                          r"up\s+to\s+|roughly\s+|some\s+)?\d", re.I)}
 # a version, not a count: "4.2.0", "R 4.2", "version 3"
 _VERSION = re.compile(r"^\d+\.\d+\.\d|^\d+(?:\.\d+)?$")
-_NAMED_BEFORE = re.compile(r"(?:\b[A-Z][\w+#-]*|\b(?:version|release|v))\s*$", re.I)
+_NAMED_BEFORE = re.compile(r"(?:\b[A-Z][\w+#-]*|\b(?i:version|release|v))\s*$")
 
 
 def _counts_something(sentence: str) -> bool:
