@@ -1419,6 +1419,23 @@ def test_the_answer_gives_back_the_colon_a_pdf_lost_before_the_code_it_introduce
     assert re.search(r"stoppable at suitable points by calling from C: \[\d+\]\n```\n#include <gadget.h>", answer), answer
 
 
+def test_a_line_of_code_is_quoted_as_code_not_as_a_sentence(docs: Path, tmp_path: Path) -> None:
+    # PostgreSQL's "For example:" over "SELECT a.* FROM my_table AS a JOIN your_table AS b ON ..." (its "..." an
+    # elision, no full stop), then "is valid SQL, but:" over a line ending in "AS c": both were quoted as prose
+    (docs / "aliases.txt").write_text(
+        "Gadget aliases\n\n"
+        "When an alias is applied to the output of a gadget join, the alias hides the original gadget names. For example:\n\n"
+        "SELECT a.* FROM gadgets AS a JOIN widgets AS b ON ...\n\n"
+        "is valid SQL, but:\n\n"
+        "SELECT a.* FROM (gadgets AS a JOIN widgets AS b ON ...) AS c\n\n"
+        "is not valid; the gadget alias a is not visible outside the alias c.\n")
+    report = run("Is a gadget alias visible outside a gadget join that has an alias of its own?", docs, tmp_path).report
+    fenced = False
+    for line in report.splitlines():
+        fenced = fenced != line.startswith("```")
+        assert fenced or "SELECT a.*" not in line, report  # (quoted, it is inside a code block)
+
+
 def test_a_section_number_opens_a_title_and_a_version_still_ends_a_sentence() -> None:
     from subagents.extractive.evidence import split_sentences
 

@@ -209,10 +209,20 @@ def is_one_line_code(line: str) -> bool:
     """A single line that reads as a command, not prose ("python3 -m venv tutorial-env", "deactivate"): what a
     sentence ending in ":" introduces when the example is one line (a block of several lines is `is_code_block`)."""
     line = line.strip()
-    if not line or len(line) > 120 or re.search(r"[.!?:,]['\"”’)\]]*$", line) or " | " in line:
+    # (an elision, "ON ...", ends no sentence: "SELECT a.* FROM t AS a JOIN u AS b ON ...")
+    if not line or len(line) > 120 or re.search(r"(?<!\.\.)[.!?:,]['\"”’)\]]*$", line) or " | " in line:
         return False
     return bool(_CODEISH.match(line) or re.search(r"\s--?\w|[/\\=()<>;]|^\w+$", line)
                 or re.fullmatch(r"[a-z][\w.-]*(?:\s+\S+)*", line))
+
+
+def reads_as_code(line: str) -> bool:
+    """A line that is code whatever comes before it: a statement or a call, with no sentence's end
+    ("SELECT a.* FROM (t AS a JOIN u AS b ON ...) AS c") and a sign of code (a bracket, an operator, a dotted name);
+    a bare word, a command or "for each row in the table" needs a sentence introducing it, and a line that holds a
+    sentence ("## You can print numbers in fixed notation. format(1e5)") is read as one."""
+    return is_one_line_code(line) and bool(_CODEISH.match(line.strip())) \
+        and bool(re.search(r"[=();{}<>*\[\]]|\w\.\w", line)) and not re.search(r"[a-z][.!?]\s+\S", line)
 
 
 def navigation(line: str) -> bool:
