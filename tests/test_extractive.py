@@ -1436,6 +1436,19 @@ def test_a_line_of_code_is_quoted_as_code_not_as_a_sentence(docs: Path, tmp_path
         assert fenced or "SELECT a.*" not in line, report  # (quoted, it is inside a code block)
 
 
+def test_code_whose_lines_a_pdf_ran_together_is_code_not_a_sentence() -> None:
+    # R's reference manual (PDF text): an example's lines come as one line, quoted as a long "sentence" of code
+    from subagents.extractive.evidence import Passage, UnitKind, units_of
+
+    text = ("Gadget settings are restored on exit.\n\n"
+            "ex <- function() { old <- gadget_par(no.readonly = TRUE) # all settings on.exit(gadget_par(old)) } ex()\n\n"
+            "retry <- 12 try(if(retry > 10) stop(\"too many\"))\n\n"
+            "The assignment x <- gadget_par() keeps the old settings in x.")
+    kinds = {u.text[:12]: u.kind for u in units_of(Passage("S1", "Gadgets", "Examples", text, True))}
+    assert kinds == {"Gadget setti": UnitKind.SENTENCE, "ex <- functi": UnitKind.CODE, "retry <- 12 ": UnitKind.CODE,
+                     "The assignme": UnitKind.SENTENCE}, kinds
+
+
 def test_a_section_number_opens_a_title_and_a_version_still_ends_a_sentence() -> None:
     from subagents.extractive.evidence import split_sentences
 

@@ -225,6 +225,17 @@ def reads_as_code(line: str) -> bool:
         and bool(re.search(r"[=();{}<>*\[\]]|\w\.\w", line)) and not re.search(r"[a-z][.!?]\s+\S", line)
 
 
+_R_CODE_MARK = re.compile(r"<<?-|[{}]")
+_OPENS_ASSIGNED = re.compile(r"^(?:#+\s*[^#]*?\s)?[\w.]+\s*<<?-\s*\S")  # "iter <- 12 …", "## Line types f <- …"
+
+
+def runs_code_together(line: str) -> bool:
+    """A line of code whose lines a PDF's text ran together ("ex <- function() { old.par <- par(no.readonly = TRUE)
+    # all par settings … on.exit(par(old.par)) }"): it opens with an assignment, or has three assignment arrows and
+    braces; a sentence that shows one ("The assignment x <- 5 creates x.") has neither."""
+    return bool(_OPENS_ASSIGNED.match(line)) or len(_R_CODE_MARK.findall(line)) >= 3
+
+
 def navigation(line: str) -> bool:
     """Cells split by " | ", each a few words: a navigation bar ("Prev | Up | Next", "3.2. Views | Home |
     3.4. Transactions" in DocBook pages) or a table row, not prose a claim can be made of."""
@@ -258,7 +269,7 @@ def _split_units(passage: Passage) -> list[Unit]:
             if is_signature(line):
                 units.append(Unit(line, UnitKind.SIGNATURE, passage, len(units)))
                 continue
-            if is_example(line):
+            if is_example(line) or runs_code_together(line):
                 units.append(Unit(line, UnitKind.CODE, passage, len(units)))
                 continue
             if len(lines) == 1 and units and units[-1].kind is UnitKind.SENTENCE and units[-1].text.endswith(":") \
