@@ -225,15 +225,17 @@ def reads_as_code(line: str) -> bool:
         and bool(re.search(r"[=();{}<>*\[\]]|\w\.\w", line)) and not re.search(r"[a-z][.!?]\s+\S", line)
 
 
-_R_CODE_MARK = re.compile(r"<<?-|[{}]")
-_OPENS_ASSIGNED = re.compile(r"^(?:#+\s*[^#]*?\s)?[\w.]+\s*<<?-\s*\S")  # "iter <- 12 …", "## Line types f <- …"
+_R_ARROW = re.compile(r"<<?-(?!>)")  # (not PostgreSQL's distance operator "<->")
+_R_CODE_MARK = re.compile(r"<<?-(?!>)|[{}]")
+_OPENS_ASSIGNED = re.compile(r"^(?:#+\s*[^#]*?\s)?[\w.]+\s*<<?-(?!>)\s*\S")  # "iter <- 12 …", "## Line types f <- …"
 
 
 def runs_code_together(line: str) -> bool:
     """A line of code whose lines a PDF's text ran together ("ex <- function() { old.par <- par(no.readonly = TRUE)
-    # all par settings … on.exit(par(old.par)) }"): it opens with an assignment, or has three assignment arrows and
-    braces; a sentence that shows one ("The assignment x <- 5 creates x.") has neither."""
-    return bool(_OPENS_ASSIGNED.match(line)) or len(_R_CODE_MARK.findall(line)) >= 3
+    # all par settings … on.exit(par(old.par)) }"): it opens with an assignment, or has an assignment arrow and three
+    arrows and braces in all; a sentence that shows one ("The assignment x <- 5 creates x.") has neither, nor has a
+    function table's row of JSON examples ("jsonb_set('[{"f1":1}]', '{0,f1}', …)"), which has no arrow."""
+    return bool(_OPENS_ASSIGNED.match(line)) or bool(_R_ARROW.search(line)) and len(_R_CODE_MARK.findall(line)) >= 3
 
 
 def navigation(line: str) -> bool:
