@@ -1443,10 +1443,11 @@ def test_code_whose_lines_a_pdf_ran_together_is_code_not_a_sentence() -> None:
     text = ("Gadget settings are restored on exit.\n\n"
             "ex <- function() { old <- gadget_par(no.readonly = TRUE) # all settings on.exit(gadget_par(old)) } ex()\n\n"
             "retry <- 12 try(if(retry > 10) stop(\"too many\"))\n\n"
-            "The assignment x <- gadget_par() keeps the old settings in x.")
+            "The assignment x <- gadget_par() keeps the old settings in x.\n\n"
+            "Nested gadget settings read as in {\"a\": {\"b\": 1}}, and the distance p <-> q is in pixels.")
     kinds = {u.text[:12]: u.kind for u in units_of(Passage("S1", "Gadgets", "Examples", text, True))}
     assert kinds == {"Gadget setti": UnitKind.SENTENCE, "ex <- functi": UnitKind.CODE, "retry <- 12 ": UnitKind.CODE,
-                     "The assignme": UnitKind.SENTENCE}, kinds
+                     "The assignme": UnitKind.SENTENCE, "Nested gadge": UnitKind.SENTENCE}, kinds
 
 
 def test_a_section_number_opens_a_title_and_a_version_still_ends_a_sentence() -> None:
