@@ -1443,11 +1443,25 @@ def test_code_whose_lines_a_pdf_ran_together_is_code_not_a_sentence() -> None:
     text = ("Gadget settings are restored on exit.\n\n"
             "ex <- function() { old <- gadget_par(no.readonly = TRUE) # all settings on.exit(gadget_par(old)) } ex()\n\n"
             "retry <- 12 try(if(retry > 10) stop(\"too many\"))\n\n"
+            "Examples follow. ## Alternatively, op <- gadget_par() # all of them ## then reset: gadget_par(op)\n\n"
             "The assignment x <- gadget_par() keeps the old settings in x.\n\n"
             "Nested gadget settings read as in {\"a\": {\"b\": 1}}, and the distance p <-> q is in pixels.")
     kinds = {u.text[:12]: u.kind for u in units_of(Passage("S1", "Gadgets", "Examples", text, True))}
     assert kinds == {"Gadget setti": UnitKind.SENTENCE, "ex <- functi": UnitKind.CODE, "retry <- 12 ": UnitKind.CODE,
+                     "Examples fol": UnitKind.CODE,
                      "The assignme": UnitKind.SENTENCE, "Nested gadge": UnitKind.SENTENCE}, kinds
+
+
+def test_an_example_a_pdf_ran_together_is_shown_as_code(docs: Path, tmp_path: Path) -> None:
+    # the how-to sentence's example, one long line in a PDF's text: the writer took it for prose (a bullet that ends in
+    # no stop, so "cut"); the subagent had it as code
+    (docs / "gadgets.txt").write_text(
+        "Gadget settings\n\nTo restore gadget settings when a function exits, save them first and reset them on exit.\n\n"
+        "ex <- function() { old <- gadget_par(no.readonly = TRUE) # all gadget settings which could be changed "
+        "on.exit(gadget_par(old)) ## draw lots of gadgets } ex()\n")
+    report = run("How do I restore gadget settings when my function exits?", docs, tmp_path).report
+    assert "```\nex <- function() { old <- gadget_par(no.readonly = TRUE)" in report, report
+    assert "- ex <- function()" not in report, report
 
 
 def test_a_section_number_opens_a_title_and_a_version_still_ends_a_sentence() -> None:

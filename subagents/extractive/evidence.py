@@ -226,14 +226,14 @@ def reads_as_code(line: str) -> bool:
 
 
 _R_ARROW = re.compile(r"<<?-(?!>)")  # (not PostgreSQL's distance operator "<->")
-_R_CODE_MARK = re.compile(r"<<?-(?!>)|[{}]")
+_R_CODE_MARK = re.compile(r"<<?-(?!>)|[{}]|(?:^|\s)#+\s")  # arrows, braces, comments
 _OPENS_ASSIGNED = re.compile(r"^(?:#+\s*[^#]*?\s)?[\w.]+\s*<<?-(?!>)\s*\S")  # "iter <- 12 …", "## Line types f <- …"
 
 
 def runs_code_together(line: str) -> bool:
     """A line of code whose lines a PDF's text ran together ("ex <- function() { old.par <- par(no.readonly = TRUE)
     # all par settings … on.exit(par(old.par)) }"): it opens with an assignment, or has an assignment arrow and three
-    arrows and braces in all; a sentence that shows one ("The assignment x <- 5 creates x.") has neither, nor has a
+    arrows, braces and comment marks in all; a sentence that shows one ("The assignment x <- 5 creates x.") has neither, nor has a
     function table's row of JSON examples ("jsonb_set('[{"f1":1}]', '{0,f1}', …)"), which has no arrow."""
     return bool(_OPENS_ASSIGNED.match(line)) or bool(_R_ARROW.search(line)) and len(_R_CODE_MARK.findall(line)) >= 3
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from ..context import RoundReport
 from ..delegation import Claim
 from .analysis import AnswerType, analyse, entity_terms, holds, without_holders
-from .evidence import Evidence, Passage, is_code_block, is_one_line_code, is_signature, reads_as_code
+from .evidence import (Evidence, Passage, is_code_block, is_one_line_code, is_signature, reads_as_code,
+                       runs_code_together)
 from .selection import _CONTRAST, _NOTE, STRONG_CONTRAST, focus_of, score_all
 from .terms import Term, mentions, text_forms
 
@@ -35,7 +36,7 @@ class Found:
 
     @property
     def code(self) -> bool:
-        return is_code(self.claim.text) or reads_as_code(self.claim.text) \
+        return is_code(self.claim.text) or reads_as_code(self.claim.text) or runs_code_together(self.claim.text) \
             or self.introduced and is_one_line_code(self.claim.text)
 
 
