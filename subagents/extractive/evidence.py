@@ -232,9 +232,9 @@ _OPENS_ASSIGNED = re.compile(r"^(?:#+\s*[^#]*?\s)?[\w.]+\s*<<?-(?!>)\s*\S")  # "
 
 def runs_code_together(line: str) -> bool:
     """A line of code whose lines a PDF's text ran together ("ex <- function() { old.par <- par(no.readonly = TRUE)
-    # all par settings … on.exit(par(old.par)) }"): it opens with an assignment, or has an assignment arrow and three
-    arrows, braces and comment marks in all; a sentence that shows one ("The assignment x <- 5 creates x.") has neither, nor has a
-    function table's row of JSON examples ("jsonb_set('[{"f1":1}]', '{0,f1}', …)"), which has no arrow."""
+    # all par settings … on.exit(par(old.par)) }"): it opens with an assignment, or it has an assignment arrow and
+    three marks of code in all (arrows, braces, comment marks). A sentence that shows one ("The assignment x <- 5
+    creates x.") has neither, nor has a function table's row of JSON examples ("jsonb_set('[{"f1":1}]', …)")."""
     return bool(_OPENS_ASSIGNED.match(line)) or bool(_R_ARROW.search(line)) and len(_R_CODE_MARK.findall(line)) >= 3
 
 

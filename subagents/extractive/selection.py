@@ -62,7 +62,8 @@ _SKIP = re.compile(r"^(?:Changed in version|New in version|Deprecated since|Rais
                    r"See also|Availability:)", re.I)
 _CODE = re.compile(r"(?:^|\s)(?:def|class)\s+\w+\s*[(:]|\breturn\s+\w|[=!<>]=|\w\s*=\s*[\w(\[{'\"]|[{};]\s*$|>>>|"
                    r"\bself\.\w+\s*=|\)\s*:\s*\w|"
-                   r"[\w.\])]\s*<<?-\s*(?:[\w.]+\s*\(|-?\d|[\"'])|\bfunction\s*\([^)]*\)\s*[\w{]")  # (R: `x <- c(1)`, `function(x) x`)
+                   r"[\w.\])]\s*<<?-\s*(?:[\w.]+\s*\(|-?\d|[\"'])|"  # R's `x <- c(1)`
+                   r"\bfunction\s*\([^)]*\)\s*[\w{]")  # R's `function(x) x`
 _PRONOUN_START = re.compile(r"^(?:This|That|These|Those|It|They|Such|Here|However|Also|But|And|Or|So)\b")
 _DEF_VERB = r"\b(?:is|are|refers|stands|means|provides|represents|gives|returns|defines|allows|lets|makes|holds|causes|" \
             r"creates|stores|contains|describes|implements|specifies|acts|behaves|works)\b"

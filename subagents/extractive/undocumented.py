@@ -13,6 +13,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from .analysis import scene_and_asks
@@ -976,31 +977,45 @@ def ratios(question: str) -> list[Ratio]:
 # how long an operation takes ("Roughly how many minutes will the upgrade take?"), a speed-up or a ratio ("What
 # speedup factor does byte-compilation give?", "by what factor does it shrink"), how many people (or downloads) a
 # thing has ("How many people use R?", "How many times was R downloaded in 2022?")
-_OPENS = r"(?:^|(?<=[.?!;:])\s+|,\s*(?:and\s+|but\s+)?|\s(?:and|but)\s+)(?:(?:roughly|approximately|about|so|then|also|just|" \
-         r"exactly|on\s+average)\s+)*"
+class AmountKind(StrEnum):
+    DURATION = "duration"  # how long an operation takes
+    FACTOR = "factor"  # a speed-up, a ratio, a percentage
+    PEOPLE = "people"  # how many people (users, companies) do something
+    DOWNLOADS = "downloads"  # how many times a thing was downloaded (installed, cloned)
+
+
+_OPENS = r"(?:^|(?<=[.?!;:])\s+|,\s*(?:and\s+|but\s+)?|\s(?:and|but)\s+)" \
+         r"(?:(?:roughly|approximately|about|so|then|also|just|exactly|on\s+average)\s+)*"
 _AUX = r"(?:does|do|did|will|would|should|could|can|might|may|is|are|was|were)"
 _TIME_UNITS = r"(?:milli|micro|nano)?seconds?|minutes?|hours?|days?|weeks?|months?|years?|ms"
 _PEOPLE = r"(?:people|persons|users|developers|programmers|engineers|companies|organi[sz]ations|businesses|students|" \
           r"scientists|analysts|customers|contributors|visitors|subscribers)"
 _AMOUNT_ASKED = (
-    ("duration", re.compile(_OPENS + rf"how\s+(?:long|many\s+(?:{_TIME_UNITS}))\s+(?:of\s+[\w-]+\s+(?:per\s+\w+\s+)?)?"
-                                     rf"(?P<subject>{_AUX}\s+[^?.;]+?\s+take)\b", re.I)),
-    ("factor", re.compile(_OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+what\s+)(?P<noun>(?:percentage\s+)?"
-                                   r"speed-?\s?ups?(?:\s+factor)?|(?:compression\s+|speed\s+)?(?:ratio|factor)|percentage\s+"
-                                   r"(?:speed-?\s?up|improvement|gain|increase|decrease|reduction|slowdown|overhead)|"
-                                   r"percentage|percent)\s+(?P<subject>[^?.;,]+)", re.I)),
-    ("people", re.compile(_OPENS + rf"how\s+many\s+(?P<noun>(?:[\w-]+\s+)?{_PEOPLE})\s+(?P<subject>(?:(?:still|now|"
-                                   r"currently|actually|actively|regularly)\s+)?(?:use[sd]?|using|know|knows|learn(?:ed|t)?|"
-                                   r"prefer(?:red)?|cho(?:o)?se|adopt(?:ed)?|contribute[sd]?|attend(?:ed)?|download(?:ed)?|"
-                                   r"install(?:ed)?|program|code|work\s+(?:with|in))\b[^?.;,]*)", re.I)),  # (not "can connect")
-    ("downloads", re.compile(_OPENS + r"how\s+many\s+times\s+(?:was|were|has|have|had|is|are)\s+(?P<subject>[^?.;,]+?)\s+"
-                                      r"(?P<noun>downloaded|installed|cloned|forked|starred|viewed)\b", re.I)),
+    (AmountKind.DURATION, re.compile(
+        _OPENS + rf"how\s+(?:long|many\s+(?:{_TIME_UNITS}))\s+(?:of\s+[\w-]+\s+(?:per\s+\w+\s+)?)?"
+                 rf"(?P<subject>{_AUX}\s+[^?.;]+?\s+take)\b", re.I)),
+    (AmountKind.FACTOR, re.compile(
+        _OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+what\s+)(?P<noun>(?:percentage\s+)?"
+                 r"speed-?\s?ups?(?:\s+factor)?|(?:compression\s+|speed\s+)?(?:ratio|factor)|percentage\s+"
+                 r"(?:speed-?\s?up|improvement|gain|increase|decrease|reduction|slowdown|overhead)|"
+                 r"percentage|percent)\s+(?P<subject>[^?.;,]+)", re.I)),
+    (AmountKind.PEOPLE, re.compile(  # (people who do something, not "how many users can connect")
+        _OPENS + rf"how\s+many\s+(?P<noun>(?:[\w-]+\s+)?{_PEOPLE})\s+(?P<subject>(?:(?:still|now|currently|"
+                 r"actually|actively|regularly)\s+)?(?:use[sd]?|using|know|knows|learn(?:ed|t)?|prefer(?:red)?|"
+                 r"cho(?:o)?se|adopt(?:ed)?|contribute[sd]?|attend(?:ed)?|download(?:ed)?|install(?:ed)?|program|"
+                 r"code|work\s+(?:with|in))\b[^?.;,]*)", re.I)),
+    (AmountKind.DOWNLOADS, re.compile(
+        _OPENS + r"how\s+many\s+times\s+(?:was|were|has|have|had|is|are)\s+(?P<subject>[^?.;,]+?)\s+"
+                 r"(?P<noun>downloaded|installed|cloned|forked|starred|viewed)\b", re.I)),
 )
 # the amount itself, said in its unit: "45 minutes", "two hours"; "3 times", "a factor of 2", "20%"
 _AMOUNT_SAID = {
-    "duration": re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*-?\s*(?:{_TIME_UNITS}|s|min|h)\b", re.I),
-    "factor": re.compile(_MULTIPLE.pattern + r"|\b(?:ratio|factor|speed-?\s?ups?)\s+(?:of\s+)?(?:about\s+|around\s+|"
-                         r"up\s+to\s+|roughly\s+|some\s+)?\d", re.I)}
+    AmountKind.DURATION: re.compile(
+        rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*-?\s*(?:{_TIME_UNITS}|s|min|h)\b", re.I),
+    AmountKind.FACTOR: re.compile(
+        _MULTIPLE.pattern + r"|\b(?:ratio|factor|speed-?\s?ups?)\s+(?:of\s+)?(?:about\s+|around\s+|up\s+to\s+|"
+                            r"roughly\s+|some\s+)?\d", re.I)}
+_ASKING_VERBS = frozenset(("take", "give", "achieve", "expect", "get"))  # the question's, not what is measured
 # a version, not a count: "4.2.0", "R 4.2", "version 3"
 _VERSION = re.compile(r"^\d+\.\d+\.\d|^\d+(?:\.\d+)?$")
 _NAMED_BEFORE = re.compile(r"(?:\b[A-Z][\w+#-]*|\b(?i:version|release|v))\s*$")
@@ -1023,21 +1038,21 @@ class Amount:
     people use a thing or how often it was downloaded. A manual describes what a thing does; the figure, if any,
     comes from a benchmark, a survey or a download counter."""
 
-    kind: str  # "duration", "factor", "people", "downloads"
-    noun: str  # "minutes", "speedup factor", "people", "downloaded"
+    kind: AmountKind
+    noun: str  # "time", "speedup factor", "people", "downloaded"
     subject: str  # "will the upgrade itself take", "does byte-compilation give …", "use R worldwide today"
     asked: str = "what"  # how a factor is asked: "what" (speed-up), "by what" (factor)
 
     @property
     def text(self) -> str:
-        if self.kind == "duration":  # "will the upgrade take" → "how long the upgrade will take"
+        if self.kind is AmountKind.DURATION:  # "will the upgrade take" → "how long the upgrade will take"
             aux, _, rest = self.subject.partition(" ")
             rest = rest.removesuffix(" take")
             said = {"does": "takes", "do": "take", "did": "took"}.get(aux.lower(), f"{aux} take")
             return f"how long {rest} {said}"
-        if self.kind == "downloads":
+        if self.kind is AmountKind.DOWNLOADS:
             return f"how many times {self.subject} was {self.noun}"
-        return f"{'how many' if self.kind == 'people' else self.asked} {self.noun} {self.subject}"
+        return f"{'how many' if self.kind is AmountKind.PEOPLE else self.asked} {self.noun} {self.subject}"
 
     def stated_by(self, sentence: str) -> bool:
         """A sentence giving a number in the amount's own unit (a time unit, a multiple or a ratio's word, the people
@@ -1048,8 +1063,8 @@ class Amount:
             return False
         if said is None and not (_counts_something(sentence) and text_forms(self.noun.split()[-1]) & forms):
             return False
-        words = [w for w in re.findall(r"[A-Za-z][\w+#-]*", self.subject) if w.lower() not in STOP and w.lower() not in
-                 ("take", "give", "achieve", "expect", "get")]
+        words = [w for w in re.findall(r"[A-Za-z][\w+#-]*", self.subject)
+                 if w.lower() not in STOP and w.lower() not in _ASKING_VERBS]
         return not words or any(text_forms(w) & forms for w in words)
 
 
@@ -1063,12 +1078,12 @@ def amounts(question: str) -> list[Amount]:
     """The amounts of the world a question asks for, each at the opening of one of its clauses."""
     out = []
     for kind, pattern in _AMOUNT_ASKED:
-        if kind == "duration" and not _ESTIMATED.search(question):
+        if kind is AmountKind.DURATION and not _ESTIMATED.search(question):
             continue
         for m in pattern.finditer(question):
             noun = " ".join((m.groupdict().get("noun") or "time").split())
-            out.append(Amount(kind, noun if kind == "people" else noun.lower(), " ".join(m.group("subject").split()),
-                              "by what" if m.groupdict().get("by") else "what"))
+            out.append(Amount(kind, noun if kind is AmountKind.PEOPLE else noun.lower(),
+                              " ".join(m.group("subject").split()), "by what" if m.groupdict().get("by") else "what"))
     return out
 
 

@@ -213,8 +213,8 @@ class ExtractiveModel:
                 claims.remove(have[0])
             if not have or u.intro:
                 claims.append({"text": extra.text, "source_ids": [extra.source_id]})
-            if u.intro and not claims[-2]["text"].endswith(":"):  # (its code right after it)
-                claims[-2]["text"] += ":"  # it leads on to its code: a PDF's text lost the colon ("… by calling from C")
+            if u.intro and not claims[-2]["text"].endswith(":"):  # it leads on to its code, right after it: a PDF's
+                claims[-2]["text"] += ":"  # text lost the colon ("… by calling from C")
         open_questions = [f"No retrieved passage mentions {t.text}." for t in sel.missing]
         open_questions += [f"The documents mention {t.text} only in passing: no title or heading names it."
                            for t in sel.passing]
