@@ -1853,6 +1853,7 @@ def test_a_market_figure_is_given_by_a_sentence_with_its_measure_its_subject_and
     assert not stars.stated_by("Write 2 stars before a name to collect keyword arguments.")  # not its subject
     assert not stars.stated_by("The CPython repository is starred by many.")  # no figure
     assert not stars.stated_by("The CPython repository keeps the Py3 stars.")  # a digit inside a name is none
+    assert not stars.stated_by("The CPython repository of Python 3 collects stars.")  # a version is no count
     assert Figure("market share", "Python").stated_by("Python holds a large market share.")
 
 

@@ -667,7 +667,7 @@ class Figure:
         forms = text_forms(sentence)
         has_words = bool(words) and all(text_forms(w) & forms for w in words + head)
         counted = self.measure.lower().split()[-1] in _COUNT_WORDS
-        return has_words and (not counted or bool(_NUMBER.search(sentence)))
+        return has_words and (not counted or _counts_something(sentence))
 
 
 def figures(question: str) -> list[Figure]:

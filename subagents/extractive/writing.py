@@ -36,13 +36,13 @@ class Found:
 
     @property
     def code(self) -> bool:
-        return is_code(self.claim.text) or reads_as_code(self.claim.text) or runs_code_together(self.claim.text) \
-            or self.introduced and is_one_line_code(self.claim.text)
+        return is_code(self.claim.text) or self.introduced and is_one_line_code(self.claim.text)
 
 
 def is_code(text: str) -> bool:
-    """A claim that is an example: a code block or an API signature."""
-    return "\n" in text.strip() and is_code_block(text) or is_signature(text)
+    """A claim that is an example: a code block, an API signature, a line of code alone or one a PDF ran together."""
+    return "\n" in text.strip() and is_code_block(text) or is_signature(text) or reads_as_code(text) \
+        or runs_code_together(text)
 
 
 _SQL = re.compile(r"\b(?:SELECT|CREATE|INSERT|UPDATE)\b")
