@@ -1176,6 +1176,38 @@ def test_a_package_named_by_an_adverb_is_a_name_the_documents_must_title(docs: P
     assert "do not answer this question" not in section(report, "Answer"), report
 
 
+def test_a_graded_adjective_before_framework_names_no_product(docs: Path, tmp_path: Path) -> None:
+    # "the older framework" (R's installer removing the earlier R.framework): which framework, not one named "older";
+    # before, "older" was a library no heading names and the question was not found
+    for word in ("older", "newest", "bigger"):
+        report = run(f"How do I copy a widget with its children when the {word} framework is installed?", docs,
+                     tmp_path / word).report
+        assert "clone() with deep=True" in section(report, "Answer"), report
+    report = run("How do I copy a widget with its children when the zorbic framework is installed?", docs,
+                 tmp_path / "named").report
+    assert "do not answer this question" in section(report, "Answer"), report  # a name: no heading has it
+
+
+def test_a_name_mentioned_under_the_heading_of_another_asked_name_is_covered_there(docs: Path, tmp_path: Path) -> None:
+    # "FoxPro" is mentioned once, in the section "dBase files (DBF)", and the question asks "a FoxPro .dbf table":
+    # the documents cover it as a kind of what they document there. The same mention in a note under no such
+    # heading is one in passing: a tool the documents leave undocumented
+    _notes(docs, 1000)
+    question = "How can I load an old Zorbix .gdf table as a data frame?"
+    (docs / "gdf.txt").write_text("Reading GDF files (.gdf)\n\nTables written by Zorbix and its clones use the .gdf "
+                                  "format. To load a .gdf table as a data frame, call read_gdf() on its path.\n")
+    report = run(question, docs, tmp_path).report
+    assert "read_gdf()" in section(report, "Answer"), report
+    # the tool the question asks to do it with ("install PostgreSQL with Homebrew on macOS") must be documented
+    report = run("How can I load a .gdf table as a data frame with Zorbix?", docs, tmp_path / "with").report
+    assert "do not answer this question" in section(report, "Answer") and "Zorbix only in passing" in report, report
+    (docs / "gdf.txt").write_text("Reading GDF files (.gdf)\n\nTo load a .gdf table as a data frame, call read_gdf() "
+                                  "on its path.\n")
+    (docs / "notes" / "n0001.txt").write_text("Note 1\n\nSome teams keep tables in Zorbix on their laptops.\n")
+    report = run(question, docs, tmp_path / "passing").report
+    assert "do not answer this question" in section(report, "Answer") and "Zorbix only in passing" in report, report
+
+
 def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "Homebrew", "Snowflake", "Oracle": English words, but capitalised in the question they name a product; one
     # note mentions Homebrew in passing, no title or heading does (Widget, the other name, is documented)

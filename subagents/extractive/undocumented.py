@@ -176,6 +176,22 @@ _NOT_A_PRODUCT = frozenset("same whole entire own new following above other thir
 _ADVERBS = frozenset("here there now then why how where when so just again once".split())
 
 
+_GRADED = re.compile(r"^([a-z]{2,}?)(?:er|est)$")  # "older", "newest", "bigger", "earlier"
+GRADED_ZIPF = 4.5  # the adjective graded is an everyday word ("old" 5.6, "new" 6.0, "big" 5.4)
+
+
+def _graded(word: str) -> bool:
+    """An everyday adjective graded, written in lower case ("the older framework", "the newest module"): which of
+    several it is, not a product's name. ("Flower" or "Tester", capitalised, may be one.)"""
+    m = _GRADED.match(word)
+    if not m:
+        return False
+    stem = m.group(1)
+    bases = {stem, stem + "e", stem[:-1] + "y" if stem.endswith("i") else stem,
+             stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem}
+    return any(zipf(b) >= GRADED_ZIPF for b in bases)
+
+
 def _headings(ev: Evidence) -> str:
     """Every retrieved title and heading, lower-cased: where the documentation names what it covers."""
     return " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
@@ -190,7 +206,8 @@ def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
     out = []
     for m in _PRODUCT.finditer(f"{focus.question.text} {focus.whole}"):
         word = m.group(1)
-        if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP and word.lower() not in _ADVERBS:
+        if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP and word.lower() not in _ADVERBS \
+                or _graded(word):
             continue
         if word.lower() not in headings:  # as written, inside a longer word too ("Widgets", "unittest")
             out.append(make_term(word, TermKind.NAME))
@@ -338,10 +355,31 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
         if t.kind is TermKind.WORD and english(t) and not qualifies_api(t, focus.question):  # (wordfreq loads in 0.6 s: last)
             continue
         if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
-                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev) or not_asked(t, focus):
+                or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev) or not_asked(t, focus) \
+                or filed_under(t, focus, ev):
             continue
         out.append(t)
     return out
+
+
+_INSTRUMENT = re.compile(r"\b(?:with|using|via|through|by|in|from|on)\s+(?:(?:the|a|an)\s+)?$", re.I)
+
+
+def filed_under(term: Term, focus: Focus, ev: Evidence) -> bool:
+    """A name a retrieved passage mentions in a section headed by another name or identifier the question asks
+    about ("FoxPro" in the section "dBase files (DBF)", asked "load an old FoxPro .dbf table"): the documents cover
+    it as a kind of that thing, right where they document it, so it is no name they leave undocumented."""
+    question = focus.question.text
+    if any(_INSTRUMENT.search(question[:at]) for at in standing(term.text, question)):
+        return False  # "install PostgreSQL with Homebrew on macOS": the tool asked of, not a kind of the other name
+    others = [t for t in focus.key_names(ev.weights) if t != term and not ev.weights.everyday(t)]
+    for p in ev.passages.values():
+        if not others or not mentions(term, text_forms(p.text), p.text):
+            continue
+        head = f"{p.title} {p.heading}"
+        if any(mentions(t, text_forms(head), head) for t in others):
+            return True
+    return False
 
 
 UNKNOWN_SHARE = 0.2  # words the corpus never uses, at least this share of an objective's terms: not about the corpus
