@@ -1208,6 +1208,27 @@ def test_a_name_mentioned_under_the_heading_of_another_asked_name_is_covered_the
     assert "do not answer this question" in section(report, "Answer") and "Zorbix only in passing" in report, report
 
 
+def test_a_description_under_the_identifier_it_describes_is_quoted_with_it(docs: Path, tmp_path: Path) -> None:
+    # a list of variables: the description alone ("If set, limits how deep …") does not say which one it is
+    (docs / "variables.html").write_text(
+        "<html><head><title>Environment variables</title></head><body><div role='main'><h1>Environment variables</h1>"
+        "<dl><dt>WIDGET_DEPTH_LIMIT</dt><dd><p>If set, limits how many levels of children a deep copy of a widget "
+        "goes down.</p></dd><dt>WIDGET_THEME</dt><dd><p>If set, names the theme every new widget starts with.</p>"
+        "</dd></dl></div></body></html>")
+    answer = answer_to("Which environment variable limits how many levels of children a deep widget copy goes down?",
+                       docs, tmp_path)
+    assert "WIDGET_DEPTH_LIMIT: If set, limits how many levels" in answer, answer
+
+
+def test_a_sentence_whose_subject_is_a_pronoun_is_quoted_with_the_entry_it_belongs_to(docs: Path,
+                                                                                     tmp_path: Path) -> None:
+    # R's reference manual: "Sys.setFileTime Set File Time > Details": "On a POSIX file system it sets both …"
+    (docs / "reference.md").write_text("# zorb.setTime Set Widget Time\n\n## Details\n\nOn a POSIX system it sets "
+                                       "both the access and the modification time of a widget's saved file.\n")
+    answer = answer_to("How can I set the modification time of a widget's saved file?", docs, tmp_path)
+    assert "zorb.setTime: On a POSIX system it sets both" in answer, answer
+
+
 def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "Homebrew", "Snowflake", "Oracle": English words, but capitalised in the question they name a product; one
     # note mentions Homebrew in passing, no title or heading does (Widget, the other name, is documented)

@@ -20,6 +20,7 @@ method lives in `subagents.extractive`:
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from ..corpus.query import Match
@@ -29,7 +30,7 @@ from ..extractive.analysis import AnswerType, the_ask
 from ..extractive.evidence import Evidence, Passage, Unit, UnitKind, api_name, gather
 from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, documents, focus_of, select
-from ..extractive.terms import TermKind, covered, mentions, text_forms
+from ..extractive.terms import TermKind, covered, extract_terms, mentions, text_forms
 from ..extractive.undocumented import unanswered
 from ..extractive.meaning import Encoder, Meaning
 from ..extractive.reading import feedback_query, pick_reads
@@ -275,17 +276,51 @@ def _asked(focus: Focus) -> str:
 API_SHOWN = 40  # a longer signature is quoted by its name as a call ("compile()")
 
 
+def names_an_entry(u: Unit) -> bool:
+    """A description in a list of settings, variables or options, under the one identifier it describes
+    ("_R_CHECK_LIMIT_CORES_" over "If set, check the usage of too many cores …"), that does not name it: quoted
+    alone it says nothing of which one it is."""
+    m = _ENTRY.match(u.term_line)
+    if not m or m.group("name") in u.text:
+        return False
+    named = extract_terms(m.group("name"), sentence=False)
+    return m.group("name").startswith("-") or len(named) == 1 and named[0].kind is TermKind.IDENT
+
+
+# one name, maybe its type after it ("enable_seqscan (boolean)"), or a command-line flag ("--as-cran")
+_ENTRY = re.compile(r"^\s*(?P<name>--?[A-Za-z][\w-]*(?:=\S+)?|[^\s()]+)(?:\s+\([^()]*\))?\s*:?\s*$")
+
+
 def _with_term(u: Unit, focus: Focus) -> str:
     """A definition quoted with the term it defines ("generator expression: An expression that returns an
     iterator.") when the question asks what something is and the term names what it asks about; in a comparison,
     an API entry's first sentence with its signature ("repr(object): Return a string …") when it does not name
     the entity itself."""
     if focus.question.answer_type in (AnswerType.WHAT_IS, AnswerType.PURPOSE) and u.term_line \
-            and any(mentions(t, text_forms(u.term_line), u.term_line) for t in focus.terms):
+            and any(mentions(t, text_forms(u.term_line), u.term_line) for t in focus.terms) \
+            or names_an_entry(u):
         return f"{u.term_line.rstrip(':')}: {u.text}"
     shown = u.api if len(u.api) <= API_SHOWN else f"{api_name(u.api)}()" if api_name(u.api) else ""
     if focus.question.answer_type is AnswerType.COMPARISON and shown and documents(u, focus.distinct(focus.terms)) \
             and not any(mentions(t, u.forms, u.text) for t in focus.distinct(focus.terms)):
         # what an entity's API entry says it does, quoted with the call it documents: a table row needs its name
         return f"{shown}: {u.text}"
+    if _PRONOUN_SUBJECT.match(u.text):
+        name = api_name(u.api) or entry_name(u.passage.heading)
+        if name and name not in u.text:  # "it sets both times" of Sys.setFileTime's entry: say which it is
+            return f"{name}: {u.text}"
     return u.text
+
+
+# the subject a pronoun, maybe after a short opening phrase ("On a POSIX file system it sets …")
+_PRONOUN_SUBJECT = re.compile(r"^(?:[A-Z][^,.;:]{0,50}?,?\s)??(?:[Ii]t|[Tt]hey|[Tt]his\s+function|[Tt]hese\s+functions)\s+[a-z]")
+
+
+def entry_name(heading: str) -> str:
+    """The identifier a reference entry's heading opens with ("Sys.setFileTime Set File Time", R's manual), or ""."""
+    for part in heading.split(" > "):
+        name, _, title = part.strip().partition(" ")
+        named = extract_terms(name, sentence=False)
+        if title[:1].isupper() and len(named) == 1 and named[0].kind is TermKind.IDENT:
+            return name
+    return ""
