@@ -312,8 +312,11 @@ def _with_term(u: Unit, focus: Focus) -> str:
     return u.text
 
 
-# the subject a pronoun, maybe after a short opening phrase ("On a POSIX file system it sets …")
-_PRONOUN_SUBJECT = re.compile(r"^(?:[A-Z][^,.;:]{0,50}?,?\s)??(?:[Ii]t|[Tt]hey|[Tt]his\s+function|[Tt]hese\s+functions)\s+[a-z]")
+# the subject a pronoun, maybe after a short opening phrase ("On a POSIX file system it sets …"; not the object of a
+# verb: "… and hand it back")
+_PRONOUN_SUBJECT = re.compile(r"^(?:(?:On|In|For|When|If|Under|With|After|Before|Unlike|Like|Since|As|By|Once|Otherwise|"
+                              r"Then|Now|Also|Here)\b[^,.;:]{0,50}?,?\s)??"
+                              r"(?:[Ii]t|[Tt]hey|[Tt]his\s+function|[Tt]hese\s+functions)\s+[a-z]")
 
 
 def entry_name(heading: str) -> str:
