@@ -1229,6 +1229,26 @@ def test_a_sentence_whose_subject_is_a_pronoun_is_quoted_with_the_entry_it_belon
     assert "zorb.setTime: On a POSIX system it sets both" in answer, answer
 
 
+def test_a_name_only_a_storys_scene_holds_does_not_make_it_unanswered(docs: Path, tmp_path: Path) -> None:
+    # "… drives the whole Linux box into swap before the OOM killer steps in. … How can I cap the process's virtual
+    # memory from inside Python?": the scene says where the need arose; the documents answer what is asked
+    _notes(docs, 1000)
+    scene = "The Zorbix application draws every widget and keeps its state."
+    report = run(f"{scene} How do I copy a widget together with the children of the widget?", docs, tmp_path).report
+    assert "clone() with deep=True" in section(report, "Answer"), report
+    # asked of the name, or of the scene by pointing back into it, the question is about Zorbix
+    for n, ask in enumerate(("How do I copy a widget together with the children of the widget in Zorbix?",
+                             "How do I make it copy a widget together with the children of the widget?")):
+        report = run(f"{scene} {ask}", docs, tmp_path / str(n)).report
+        assert "do not answer this question" in section(report, "Answer") and "Zorbix" in report, report
+    # mentioned by a note, but by no sentence the answer quotes: still the scene, not what is asked
+    (docs / "notes" / "n0001.txt").write_text("Note 1\n\nSome teams draw widgets with Zorbix on their laptops.\n")
+    scene = "With Zorbix, the application draws every widget and keeps its state."
+    report = run(f"{scene} How do I copy a widget together with the children of the widget?", docs,
+                 tmp_path / "noted").report
+    assert "clone() with deep=True" in section(report, "Answer"), report
+
+
 def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "Homebrew", "Snowflake", "Oracle": English words, but capitalised in the question they name a product; one
     # note mentions Homebrew in passing, no title or heading does (Widget, the other name, is documented)
@@ -2962,6 +2982,8 @@ def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package()
 @pytest.mark.parametrize("question, asked", [
     ("How much does a Posit Workbench license cost per year?", "what a Posit Workbench license costs"),
     ("How much does a sequential scan cost compared to an index scan?", None),  # a planner's cost: no thing bought
+    ("What does a commercial license cost per user per year?", "what a commercial license costs"),
+    ("What does a sequential scan cost the planner?", None),
     ("Roughly what percentage of Python developers had moved to 3.11?", "what share of Python developers"),
     ("What percentage of the table is scanned before autovacuum runs?", None),  # a setting's share, no population's
     ("Which university did Guido van Rossum graduate from?", "when or where Guido van Rossum graduate"),

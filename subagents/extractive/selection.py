@@ -715,7 +715,8 @@ def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]
         forms = u.forms | text_forms(u.passage.context)
         if any(mentions(t, forms, text) or spells(t, text) for t in names):
             return []
-    return names
+    told = focus.whole or asked  # a name only a story's scene holds says where the need arose, not what is asked
+    return [t for t in names if not told_not_asked(t, told)]
 
 
 def named_by_an_answer(term: Term, enough: list[Scored]) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from .analysis import scene_and_asks
+from .analysis import scene_and_asks, told_not_asked
 from .evidence import Evidence, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
                     is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts, standing, text_forms,
@@ -904,6 +904,7 @@ def counts(question: str) -> list[Count]:
 _PRICE_ASKED = (
     re.compile(r"\bhow\s+much\s+(?:does|do|did|would|will|should|might)\s+(?P<subject>.+?)\s+(?:\w+ly\s+)?cost\b", re.I),
     re.compile(r"\bwhat\s+(?:is|are|was|were)\s+the\s+(?:price|pricing|fees?)\s+(?:of|for)\s+(?P<subject>[^?.;]+)", re.I),
+    re.compile(r"\bwhat\s+(?:does|do|did|would|will)\s+(?P<subject>[^?.;]+?)\s+cost\b", re.I),  # "what does a licence cost"
 )
 _BOUGHT = re.compile(r"\b(?:licen[cs]es?|subscriptions?|sponsorships?|contracts?|memberships?|seats?|tiers?|plans?|"
                      r"hosting|support|per\s+(?:year|month|user|seat|hour)|yearly|monthly|annual|annually)\b", re.I)
@@ -1230,6 +1231,9 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
         elif ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev):
             passing.append(t)
     missing += [t for t in absent_counterparts(focus, ev.weights) if t not in missing]
+    told = focus.whole or focus.question.text
+    missing = [t for t in missing if not told_not_asked(t, told)]
+    passing = [t for t in passing if not told_not_asked(t, told)]
     return Unanswered(missing, [t for t in passing if t not in missing], unknown_words(focus, ev.weights, raw),
                       unranked(focus, ev))
 
