@@ -1283,6 +1283,10 @@ def test_a_major_version_of_the_corpus_product_no_passage_names_is_not_found(tmp
     report = run("When will Gizmo 5 be released?", docs, tmp_path / "five").report
     assert "do not answer this question" in section(report, "Answer"), report
     assert "No retrieved passage mentions Gizmo 5." in report
+    # told in a story's scene, a version still says which documents would answer
+    report = run("We upgraded every desk to Gizmo 5 last week. How do I make deep copies of widgets?", docs,
+                 tmp_path / "told").report
+    assert "do not answer this question" in section(report, "Answer") and "Gizmo 5" in report, report
     report = run("When was Gizmo 4 released?", docs, tmp_path / "four").report
     assert "do not answer this question" not in report and "Gizmo 4 " in section(report, "Answer"), report
 

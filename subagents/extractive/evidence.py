@@ -18,7 +18,7 @@ from typing import Any, Collection, Iterable
 
 from ..model import ToolResultBlock, ToolUseBlock
 from ..text import ABBREVIATIONS
-from .terms import STOP, Weights, text_forms
+from .terms import STOP, TermKind, Weights, extract_terms, text_forms
 
 
 class UnitKind(StrEnum):
@@ -136,6 +136,31 @@ def is_signature(line: str) -> bool:
     if not _SIGNATURE.match(line):
         return False
     return len(line) < 160 or len(line) < LONG_SIGNATURE and "=" in line and ". " not in line
+
+
+def names_an_entry(u: Unit) -> bool:
+    """A description in a list of settings, variables or options, under the one identifier it describes
+    ("_R_CHECK_LIMIT_CORES_" over "If set, check the usage of too many cores …"), that does not name it: quoted
+    alone it says nothing of which one it is."""
+    m = _ENTRY.match(u.term_line)
+    if not m or m.group("name") in u.text:
+        return False
+    named = extract_terms(m.group("name"), sentence=False)
+    return m.group("name").startswith("-") or len(named) == 1 and named[0].kind is TermKind.IDENT
+
+
+# one name, maybe its type after it ("enable_seqscan (boolean)"), or a command-line flag ("--as-cran")
+_ENTRY = re.compile(r"^\s*(?P<name>--?[A-Za-z][\w-]*(?:=\S+)?|[^\s()]+)(?:\s+\([^()]*\))?\s*:?\s*$")
+
+
+def entry_name(heading: str) -> str:
+    """The identifier a reference entry's heading opens with ("Sys.setFileTime Set File Time", R's manual), or ""."""
+    for part in heading.split(" > "):
+        name, _, title = part.strip().partition(" ")
+        named = extract_terms(name, sentence=False)
+        if title[:1].isupper() and len(named) == 1 and named[0].kind is TermKind.IDENT:
+            return name
+    return ""
 
 
 def api_name(signature: str) -> str:

@@ -1231,11 +1231,18 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
         elif ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev):
             passing.append(t)
     missing += [t for t in absent_counterparts(focus, ev.weights) if t not in missing]
+    # a name only a story's scene holds says where the need arose, not what is asked; a version or a year, wherever
+    # it is told ("We run PostgreSQL 17. …"), says which documents would answer
     told = focus.whole or focus.question.text
-    missing = [t for t in missing if not told_not_asked(t, told)]
-    passing = [t for t in passing if not told_not_asked(t, told)]
+    missing = [t for t in missing if _dated(t) or not told_not_asked(t, told)]
+    passing = [t for t in passing if _dated(t) or not told_not_asked(t, told)]
     return Unanswered(missing, [t for t in passing if t not in missing], unknown_words(focus, ev.weights, raw),
                       unranked(focus, ev))
+
+
+def _dated(term: Term) -> bool:
+    """A version or a year ("PostgreSQL 17", "Python 3.13", "2031")."""
+    return any(c.isdigit() for c in term.text)
 
 
 def absent_counterparts(focus: Focus, weights: Weights) -> list[Term]:

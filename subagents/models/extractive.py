@@ -27,10 +27,10 @@ from ..corpus.query import Match
 from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
 from ..extractive.analysis import AnswerType, the_ask
-from ..extractive.evidence import Evidence, Passage, Unit, UnitKind, api_name, gather
+from ..extractive.evidence import Evidence, Passage, Unit, UnitKind, api_name, entry_name, gather, names_an_entry
 from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, documents, focus_of, select
-from ..extractive.terms import TermKind, covered, extract_terms, mentions, text_forms
+from ..extractive.terms import TermKind, covered, mentions, text_forms
 from ..extractive.undocumented import unanswered
 from ..extractive.meaning import Encoder, Meaning
 from ..extractive.reading import feedback_query, pick_reads
@@ -276,26 +276,13 @@ def _asked(focus: Focus) -> str:
 API_SHOWN = 40  # a longer signature is quoted by its name as a call ("compile()")
 
 
-def names_an_entry(u: Unit) -> bool:
-    """A description in a list of settings, variables or options, under the one identifier it describes
-    ("_R_CHECK_LIMIT_CORES_" over "If set, check the usage of too many cores …"), that does not name it: quoted
-    alone it says nothing of which one it is."""
-    m = _ENTRY.match(u.term_line)
-    if not m or m.group("name") in u.text:
-        return False
-    named = extract_terms(m.group("name"), sentence=False)
-    return m.group("name").startswith("-") or len(named) == 1 and named[0].kind is TermKind.IDENT
-
-
-# one name, maybe its type after it ("enable_seqscan (boolean)"), or a command-line flag ("--as-cran")
-_ENTRY = re.compile(r"^\s*(?P<name>--?[A-Za-z][\w-]*(?:=\S+)?|[^\s()]+)(?:\s+\([^()]*\))?\s*:?\s*$")
-
-
 def _with_term(u: Unit, focus: Focus) -> str:
     """A definition quoted with the term it defines ("generator expression: An expression that returns an
     iterator.") when the question asks what something is and the term names what it asks about; in a comparison,
     an API entry's first sentence with its signature ("repr(object): Return a string …") when it does not name
-    the entity itself."""
+    the entity itself. A description under the identifier it describes names it (`names_an_entry`:
+    "_R_CHECK_LIMIT_CORES_: If set, …"), and a sentence whose subject is a pronoun the entry it is of
+    ("Sys.setFileTime: On a POSIX file system it sets …")."""
     if focus.question.answer_type in (AnswerType.WHAT_IS, AnswerType.PURPOSE) and u.term_line \
             and any(mentions(t, text_forms(u.term_line), u.term_line) for t in focus.terms) \
             or names_an_entry(u):
@@ -317,13 +304,3 @@ def _with_term(u: Unit, focus: Focus) -> str:
 _PRONOUN_SUBJECT = re.compile(r"^(?:(?:On|In|For|When|If|Under|With|After|Before|Unlike|Like|Since|As|By|Once|Otherwise|"
                               r"Then|Now|Also|Here)\b[^,.;:]{0,50}?,?\s)??"
                               r"(?:[Ii]t|[Tt]hey|[Tt]his\s+function|[Tt]hese\s+functions)\s+[a-z]")
-
-
-def entry_name(heading: str) -> str:
-    """The identifier a reference entry's heading opens with ("Sys.setFileTime Set File Time", R's manual), or ""."""
-    for part in heading.split(" > "):
-        name, _, title = part.strip().partition(" ")
-        named = extract_terms(name, sentence=False)
-        if title[:1].isupper() and len(named) == 1 and named[0].kind is TermKind.IDENT:
-            return name
-    return ""
