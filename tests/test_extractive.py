@@ -1229,24 +1229,20 @@ def test_a_sentence_whose_subject_is_a_pronoun_is_quoted_with_the_entry_it_belon
     assert "zorb.setTime: On a POSIX system it sets both" in answer, answer
 
 
-def test_a_name_only_a_storys_scene_holds_does_not_make_it_unanswered(docs: Path, tmp_path: Path) -> None:
-    # "… drives the whole Linux box into swap before the OOM killer steps in. … How can I cap the process's virtual
-    # memory from inside Python?": the scene says where the need arose; the documents answer what is asked
-    _notes(docs, 1000)
-    scene = "The Zorbix application draws every widget and keeps its state."
+def test_a_documented_name_only_a_storys_scene_holds_need_not_be_in_the_quoted_sentences(docs: Path,
+                                                                                       tmp_path: Path) -> None:
+    # "I need to turn integer IDs such as 7 and 42 into fixed-width codes … How can I pad numbers with zeros in
+    # front?": the scene's name says where the need arose; the sentences answering the ask need not name it
+    (docs / "zorbix.txt").write_text("Zorbix\n\nZorbix is the drawing server that widgets run on. Zorbix keeps one "
+                                     "window per screen.\n")
+    scene = "With Zorbix, the application draws every widget and keeps its state."
     report = run(f"{scene} How do I copy a widget together with the children of the widget?", docs, tmp_path).report
     assert "clone() with deep=True" in section(report, "Answer"), report
-    # asked of the name, or of the scene by pointing back into it, the question is about Zorbix
-    for n, ask in enumerate(("How do I copy a widget together with the children of the widget in Zorbix?",
-                             "How do I make it copy a widget together with the children of the widget?")):
-        report = run(f"{scene} {ask}", docs, tmp_path / str(n)).report
-        assert "do not answer this question" in section(report, "Answer") and "Zorbix" in report, report
-    # mentioned by a note, but by no sentence the answer quotes: still the scene, not what is asked
-    (docs / "notes" / "n0001.txt").write_text("Note 1\n\nSome teams draw widgets with Zorbix on their laptops.\n")
-    scene = "With Zorbix, the application draws every widget and keeps its state."
-    report = run(f"{scene} How do I copy a widget together with the children of the widget?", docs,
-                 tmp_path / "noted").report
-    assert "clone() with deep=True" in section(report, "Answer"), report
+    # asked of the name, the answer must name it: the sentences about copying a widget do not
+    report = run("How do I copy a widget together with the children of the widget with Zorbix?", docs,
+                 tmp_path / "asked").report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "No sentence close enough to quote mentions Zorbix." in report, report
 
 
 def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:

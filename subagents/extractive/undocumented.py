@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from .analysis import scene_and_asks, told_not_asked
+from .analysis import scene_and_asks
 from .evidence import Evidence, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
                     is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts, standing, text_forms,
@@ -1231,18 +1231,8 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
         elif ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev):
             passing.append(t)
     missing += [t for t in absent_counterparts(focus, ev.weights) if t not in missing]
-    # a name only a story's scene holds says where the need arose, not what is asked; a version or a year, wherever
-    # it is told ("We run PostgreSQL 17. …"), says which documents would answer
-    told = focus.whole or focus.question.text
-    missing = [t for t in missing if _dated(t) or not told_not_asked(t, told)]
-    passing = [t for t in passing if _dated(t) or not told_not_asked(t, told)]
     return Unanswered(missing, [t for t in passing if t not in missing], unknown_words(focus, ev.weights, raw),
                       unranked(focus, ev))
-
-
-def _dated(term: Term) -> bool:
-    """A version or a year ("PostgreSQL 17", "Python 3.13", "2031")."""
-    return any(c.isdigit() for c in term.text)
 
 
 def absent_counterparts(focus: Focus, weights: Weights) -> list[Term]:
