@@ -315,6 +315,11 @@ def entity_terms(entity: str) -> list[Term]:
 
 # ---------------------------------------------------------------- a question told as a story
 
+# the words a name setting where the question is asked comes after ("in JavaScript", "with the Django ORM", "using
+# Homebrew"): the tool or place asked of
+SCENE_BEFORE = r"\b(?:in|with|using|within|inside|under|via|through|on|from)\s+(?:(?:the|an?|my|our|its|their|this)\s+)?"
+
+
 @functools.lru_cache(maxsize=256)
 def scene_and_asks(question: str) -> tuple[tuple[str, bool], ...]:
     """The question's sentences, each with whether it asks, once per question (every name of it is looked up);

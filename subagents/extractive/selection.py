@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from . import meaning as meaning_module
-from .analysis import (AnswerType, Question, analyse, asks_whether, entity_terms, holds, told_not_asked,
+from .analysis import (SCENE_BEFORE, AnswerType, Question, analyse, asks_whether, entity_terms, holds, told_not_asked,
                        without_holders)
 from .evidence import Evidence, Unit, UnitKind, api_name, comments, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
@@ -684,7 +684,6 @@ def attachment(u: Unit, atype: AnswerType, terms: list[Term] | None = None) -> U
     return before[-1] if before and u.position - before[-1].position <= 4 else None
 
 
-_SCENE_BEFORE = r"\b(?:in|with|using|within|inside|under|via|through|on|from)\s+(?:(?:the|an?|my|our|its|their|this)\s+)?"
 _DETAIL_AFTER = re.compile(r"\s+(?:for|to|in|into|on|at|by|with|from|as|when|if|or|and|instead|values?)\b|\s*[,.;:?!)]|\s*$",
                            re.I)
 
@@ -695,7 +694,7 @@ def sets_the_scene(name: str, question: str) -> bool:
     asker wants as a value ("record NaN for the fits that fail"), an example, or what an answer is for ("for
     Excel") is a detail of the question, not its setting."""
     x = re.escape(name)
-    if re.search(rf"{_SCENE_BEFORE}{x}\b", question, re.I) or re.search(rf"\b{x}['’]s\b", question):
+    if re.search(rf"{SCENE_BEFORE}{x}\b", question, re.I) or re.search(rf"\b{x}['’]s\b", question):
         return True
     after = [question[m.end():] for m in re.finditer(rf"(?<![\w.]){x}(?![\w])", question)]
     return any(not _DETAIL_AFTER.match(rest) for rest in after) and not re.search(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from .analysis import scene_and_asks
+from .analysis import SCENE_BEFORE, scene_and_asks
 from .evidence import Evidence, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
                     is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts, standing, text_forms,
@@ -187,8 +187,11 @@ def _graded(word: str) -> bool:
     if not m:
         return False
     stem = m.group(1)
-    bases = {stem, stem + "e", stem[:-1] + "y" if stem.endswith("i") else stem,
-             stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem}
+    bases = [stem, stem + "e"]  # "old" of "older", "late" of "latest"
+    if stem.endswith("i"):
+        bases.append(stem[:-1] + "y")  # "early" of "earlier"
+    if len(stem) > 2 and stem[-1] == stem[-2]:
+        bases.append(stem[:-1])  # "big" of "bigger"
     return any(zipf(b) >= GRADED_ZIPF for b in bases)
 
 
@@ -362,7 +365,7 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
     return out
 
 
-_INSTRUMENT = re.compile(r"\b(?:with|using|via|through|by|in|from|on)\s+(?:(?:the|a|an)\s+)?$", re.I)
+_INSTRUMENT = re.compile(SCENE_BEFORE + "$", re.I)  # "… with Homebrew": the tool asked of
 
 
 def filed_under(term: Term, focus: Focus, ev: Evidence) -> bool:
@@ -639,7 +642,6 @@ class Ranking:
         ("framework" for "web framework") in it (a heading's word is no ranking: "fastest" in an example under
         "Brief Tour of the Standard Library" says nothing of JSON libraries)."""
         key = next(k for k in _STATED if k in self.measure.replace("favorite", "favourite"))
-        lowered = sentence.lower()
         head = text_forms(self.category.split()[-1])
         forms = text_forms(sentence)
         purpose = {f for t in extract_terms(self.purpose, sentence=False) for f in t.forms}
