@@ -326,6 +326,20 @@ def lead_request(question: str, rounds: tuple[RoundReport, ...] = (), rounds_lef
     return ModelRequest(system="(any prompt)", messages=[Message("user", [TextBlock("(any words)")])], context=ctx)
 
 
+async def test_the_gap_round_leaves_out_the_askers_data_in_a_quoted_instance() -> None:
+    # "a string like 'session=abc123; theme=dark'": a gap round searching "abc123" finds nothing the asker needs;
+    # a name the question asks of ("Cookie") that no claim mentions is still a gap
+    q = "My app gets the raw header as a string like 'session=zq123; theme=dark'. How do I parse a Cookie header?"
+    d = Delegation(objective=q, tools=["search_corpus"], queries=[q])
+    partial = SubagentReport("r1-sub", d, AgentStatus.PARTIAL, Findings(
+        status=FindingsStatus.PARTIAL, claims=[Claim(text="A raw header is split into names and values.",
+                                                     source_ids=["S1"])]))
+    resp = await ExtractiveModel().complete(lead_request(q, (RoundReport(1, (partial,)),), rounds_left=1))
+    objectives = [t["objective"] for t in resp.tool_uses()[0].input["tasks"]]
+    assert any(o.startswith("Cookie") for o in objectives) and not any("zq123" in o.split("(")[0] for o in objectives), \
+        objectives
+
+
 async def test_a_comparison_gets_one_subagent_per_entity_with_distinct_queries_and_boundaries() -> None:
     resp = await ExtractiveModel().complete(lead_request("What is the difference between a gadget and a widget?"))
     plan = resp.tool_uses()[0].input
@@ -1245,6 +1259,59 @@ def test_a_documented_name_only_a_storys_scene_holds_need_not_be_in_the_quoted_s
     assert "No sentence close enough to quote mentions Zorbix." in report, report
 
 
+@pytest.mark.parametrize("question, text, unwritten, answered, name", [
+    # R's `*tmp*`: the manual writes it in other quotes ("‘*tmp*‘"), whose text reads as "tmp*"; it was "No retrieved
+    # passage mentions *tmp*" for a passage saying what becomes of it. Inside a longer name ("*zorb*x") it is not there
+    ("Why did my variable named `*zorb*` vanish after a replacement function call?",
+     "Replacement functions and *zorb*\n\nAny existing variable called ‘*zorb*‘ is overwritten and deleted by a "
+     "replacement function call.\n",
+     "Replacement functions and *zorb*x\n\nAny existing variable called ‘*zorb*x‘ is overwritten and deleted by a "
+     "replacement function call.\n", "overwritten and deleted", "*zorb*"),
+    # cmd.Cmd's "do_*() method": a program's own `do_deploy` is one of the family the documents describe; a family the
+    # documents do not write is no cover
+    ("My command shell has do_deploy and do_status. What runs when an empty line is entered?",
+     "Command shells\n\nThe shell runs the do_*() method named after the command that was typed, and calls "
+     "emptyline() when an empty line is entered.\n",
+     "Command shells\n\nThe shell runs the method named after the command that was typed, and calls emptyline() "
+     "when an empty line is entered.\n", "emptyline()", "do_deploy"),
+])
+def test_a_name_is_mentioned_as_the_documents_write_it(question: str, text: str, unwritten: str, answered: str,
+                                                       name: str, docs: Path, tmp_path: Path) -> None:
+    (docs / "entry.txt").write_text(text)
+    answer = answer_to(question, docs, tmp_path)
+    assert answered in answer, answer
+    (docs / "entry.txt").write_text(unwritten)
+    report = run(question, docs, tmp_path / "unwritten").report
+    assert "do not answer this question" in section(report, "Answer") and name in report, report
+
+
+def test_a_lower_case_compound_a_heading_spells_out_describes_the_module(docs: Path, tmp_path: Path) -> None:
+    # "Which function in the complex-math module gives me the angle?": cmath's title is "Mathematical functions for
+    # complex numbers"; the compound says what the module is about, it names no product the documents lack
+    (docs / "zmath.txt").write_text("zmath: Geometry of widgets\n\nzmath.angle(w) returns the angle of "
+                                    "a widget in radians.\n")
+    question = "Which function in the widget-geometry module gives the angle of a widget in radians?"
+    assert "zmath.angle(w)" in answer_to(question, docs, tmp_path)
+    # a part no heading opens a word with is a name: "zorbix-geometry" is not documented
+    report = run(question.replace("widget-geometry", "zorbix-geometry"), docs, tmp_path / "named").report
+    assert "do not answer this question" in section(report, "Answer") and "zorbix-geometry" in report, report
+
+
+def test_a_value_inside_a_quoted_instance_is_the_askers_data(docs: Path, tmp_path: Path) -> None:
+    # "a string like 'session=abc123; theme=dark'": abc123 is the asker's data, not a name the documents must hold
+    (docs / "cookies.txt").write_text("Cookies\n\nparse_cookie() splits a raw Cookie header into a dictionary of "
+                                      "names and values, and handles quoted values.\n")
+    question = ("My app gets the raw Cookie header as a string like 'session=zq123; theme=dark'. How do I split "
+                "the header into names and values?")
+    result = run(question, docs, tmp_path)
+    assert "parse_cookie()" in section(result.report, "Answer"), result.report
+    assert "mentions zq123" not in result.report and "gap round" not in result.report, result.report  # nor a gap round
+    # the same string given as the one to split, not as an instance, is the question's own: not found
+    report = run("How do I split the Cookie header 'session=zq123; theme=dark' into names and values?", docs,
+                 tmp_path / "asked").report
+    assert "do not answer this question" in section(report, "Answer"), report
+
+
 def test_a_capitalised_english_name_the_documents_mention_in_passing_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "Homebrew", "Snowflake", "Oracle": English words, but capitalised in the question they name a product; one
     # note mentions Homebrew in passing, no title or heading does (Widget, the other name, is documented)
@@ -2014,6 +2081,7 @@ def test_an_amount_is_given_by_a_number_in_its_unit_beside_a_word_of_what_it_mea
 @pytest.mark.parametrize("question, count", [
     ("How many packages are on Bioconductor?", ("packages", "Bioconductor", "on")),
     ("How many projects are currently published on PyPI?", ("projects", "PyPI", "on")),
+    ("Roughly how many projects are hosted on PyPI today?", ("projects", "PyPI today", "on")),  # hedged
     ("How many bytes are there in a UUID?", ("bytes", "a UUID", "in")),
     ("How many retries does the client make?", None),  # what a documented call does, no collection's size
     ("How do I find out how many columns wide the console is?", None),  # how to find it out
@@ -3007,6 +3075,48 @@ def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> N
     assert not ratio.stated_by("A deep copy takes longer than a shallow one.")  # in words only
     assert not ratio.stated_by("A deep copy walks the scaffold of nested objects.")  # "fold" of another word
     assert not ratio.stated_by("A list is three times faster than a tuple.")  # not of its subject
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("How many idle connections does the connection pool keep by default?",
+     "how many idle connections the connection pool keeps"),
+    ("Exactly how many compiled patterns does the re module keep in its cache?",
+     "how many compiled patterns the re module keeps"),
+    ("I run a scheduler. How many pending events can a scheduler hold?", "how many pending events a scheduler holds"),
+    ("How many arguments does range() take?", None),  # a signature answers it, no sentence counting them
+    ("How many threads does the executor use?", None),  # a formula ("os.cpu_count() + 4") may answer it
+    ("How do I keep many idle connections open?", None),
+])
+def test_how_many_things_something_keeps_is_a_capacity(question: str, asked: str | None) -> None:
+    from subagents.extractive.undocumented import capacities
+
+    assert [c.text for c in capacities(question)] == ([asked] if asked else [])
+
+
+def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting() -> None:
+    from subagents.extractive.undocumented import capacities
+
+    capacity, = capacities("How many results does the lru_cache keep if I don't pass a maxsize?")
+    for said in ("The cache keeps up to 128 most recent results.", "results (default 100)",
+                 "The number of results kept is 5.", "@functools.lru_cache(maxsize=128, typed=False)"):
+        assert capacity.stated_by(said), said
+    for said in ("The cache keeps the most recent results.",  # in words only
+                 "Pattern.sub(repl, string, count=0)",  # another name's default
+                 "It is called with the argument 0 after each result is stored.",  # a number of something else
+                 "In 2023 the cache kept results."):  # a year before another word
+        assert not capacity.stated_by(said), said
+
+
+def test_a_capacity_no_passage_states_is_not_found(docs: Path, tmp_path: Path) -> None:
+    (docs / "pool.txt").write_text("Widget pools\n\nThe widget pool keeps idle widgets for reuse, so that a new "
+                                   "widget is taken from the pool instead of being built.\n")
+    question = "How many idle widgets does the widget pool keep by default?"
+    report = run(question, docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "says how many idle widgets the widget pool keeps" in report, report
+    (docs / "pool.txt").write_text("Widget pools\n\nThe widget pool keeps up to 8 idle widgets for reuse, so that a "
+                                   "new widget is taken from the pool instead of being built.\n")
+    assert "up to 8 idle widgets" in answer_to(question, docs, tmp_path / "stated")
 
 
 def test_a_life_is_stated_by_a_sentence_naming_the_person_with_a_word_of_a_biography() -> None:

@@ -762,7 +762,8 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
         return Selection([], related, [], coverage, elsewhere=elsewhere)
     forms = set().union(*(u.forms for u in chosen)) if chosen else set()
     said = " ".join(u.text for u in chosen)  # the corpus's own subject (R in R's manuals) goes without saying
-    # (a whole number is an example's value, weighed in no score: no claim needs to repeat it)
+    # (a whole number is an example's value, weighed in no score: no claim needs to repeat it; nor a name the question
+    # holds but does not ask about, such as the asker's data in a quoted instance)
     uncovered = [t for t in focus.terms if t.named and not t.plain_number and not ev.weights.domain(t)
-                 and not ev.weights.everyday(t) and not mentions(t, forms, said)]
+                 and not ev.weights.everyday(t) and not mentions(t, forms, said) and not not_asked(t, focus)]
     return Selection(chosen, [], gaps.missing, coverage, uncovered=uncovered)

@@ -351,6 +351,22 @@ def example_words(text: str) -> set[str]:
 
 
 _QUOTED_WORD = re.compile(r"[\"'`][^\"'`\s]+[\"'`]")
+# a quoted literal of several words given as an instance ("a string like 'session=abc123; theme=dark'")
+_MADE_UP = re.compile(r"(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[\w-]+")  # letters and digits: an id, a key, a token
+_EXAMPLE_LITERAL = re.compile(rf"\b(?:{EXAMPLE_OPENERS}),?\s+(?:the\s+)?([\"'`])([^\"'`\n]{{1,80}}?)\1", re.I)
+
+
+def in_example_literal(name: str, text: str) -> bool:
+    """A made-up value (letters and digits, "abc123") every mention of which is inside a quoted literal the text gives
+    as an instance ("a string like 'session=abc123; theme=dark'"): the asker's data, not a name they ask about. (The
+    names of code given as an instance, "like 'type Pair[T] = tuple[T, T]'", are what it is written in.)"""
+    if not _MADE_UP.fullmatch(name):
+        return False
+    spans = [m.span(2) for m in _EXAMPLE_LITERAL.finditer(text)]
+    spots = standing(name, text)
+    return bool(spans) and bool(spots) and all(any(a <= at < b for a, b in spans) for at in spots)
+
+
 _QUOTED_DATUM = re.compile(r"(?<![\w'\"`])(['\"])([^\W\d_]+)\1(?![\w'\"`])")
 
 
@@ -617,10 +633,32 @@ def weight(term: Term, weights: Weights) -> float:
     return w
 
 
+# an identifier with marks at an end (R's `*tmp*` and `%in%`, `**kwargs`): the text's tokens lose its marks, the
+# more so in quotes of another kind ("‘*tmp*‘" reads as "tmp*"), so it is looked for as written
+_MARKED = re.compile(r"^[^\w`\s]|[^\w`\s)\]]$")
+
+
+# a lower-case name made by a naming convention's prefix (`do_deploy`, `help_status`): the text names the family
+# ("a do_*() method"), not each name a program gives its own methods
+_FAMILY_MEMBER = re.compile(r"([a-z][a-z0-9]*_)[a-z0-9_]*[a-z0-9]")
+
+
 def mentions(term: Term, forms: set[str], raw: str = "") -> bool:
     if term.kind is TermKind.SYMBOL:  # in the text as written, or among its forms (an index entry ":= (colon equals)")
         return term.text in forms or has_operator(term.text, raw)
-    return bool(term.forms & forms)
+    if term.forms & forms:
+        return True
+    if term.kind is not TermKind.IDENT or not raw:
+        return False
+    if _MARKED.search(term.text):
+        return _written(term.text, raw)
+    family = _FAMILY_MEMBER.fullmatch(term.text)
+    return bool(family) and _written(family.group(1) + "*", raw)
+
+
+def _written(name: str, raw: str) -> bool:
+    """The name as written in the text, no word character (nor a dot of a longer name) glued to either end."""
+    return name in raw and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", raw) is not None
 
 
 def covered(terms: Iterable[Term], forms: set[str], raw: str = "") -> list[Term]:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from .analysis import SCENE_BEFORE, scene_and_asks
 from .evidence import Evidence, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
-                    is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts, standing, text_forms,
-                    variant_values, zipf)
+                    in_example_literal, is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts,
+                    standing, text_forms, variant_values, zipf)
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -200,6 +200,16 @@ def _headings(ev: Evidence) -> str:
     return " ".join(f"{p.title} {p.heading}" for p in ev.passages.values()).lower()
 
 
+def _described(word: str, ev: Evidence) -> bool:
+    """A lower-case compound whose every part opens a word of one retrieved title or heading ("the complex-math
+    module": "Mathematical functions for complex numbers"): what the module is about, not its name."""
+    parts = word.split("-")
+    if len(parts) < 2 or not word.islower() or any(len(p) < 2 or not p.isalpha() for p in parts):
+        return False
+    return any(all(re.search(rf"\b{p}", heading, re.I) for p in parts)
+               for passage in ev.passages.values() for heading in (passage.title, passage.heading))
+
+
 def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
     """What the question calls a library, package or module by name ("the requests library") when no retrieved
     title or heading names it as written: the documentation gives each library it covers a page or a section,
@@ -212,7 +222,7 @@ def undocumented_products(focus: Focus, ev: Evidence) -> list[Term]:
         if word.lower() in _NOT_A_PRODUCT or word.lower() in STOP and word.lower() not in _ADVERBS \
                 or _graded(word):
             continue
-        if word.lower() not in headings:  # as written, inside a longer word too ("Widgets", "unittest")
+        if word.lower() not in headings and not _described(word, ev):  # as written, in a longer word too ("unittest")
             out.append(make_term(word, TermKind.NAME))
     return list({t.text: t for t in out}.values())
 
@@ -300,10 +310,11 @@ def _owned(sentence: str, at: int, term: Term) -> bool:
 
 def not_asked(term: Term, focus: Focus) -> bool:
     """A name the question holds but does not ask about: one the asker does without, the place their things are,
-    a file of their own, or a value they show in variants ("'Alice' and 'alice'")."""
+    a file of their own, a value they show in variants ("'Alice' and 'alice'") or in a quoted instance ("a string
+    like 'session=abc123; theme=dark'")."""
     question = focus.whole or focus.question.text
     return declined(term, focus.question.text) or in_the_setting(term, question) or own_file(term, question) \
-        or term.text in variant_values(question)
+        or term.text in variant_values(question) or in_example_literal(term.text, question)
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
@@ -869,8 +880,11 @@ def adopters(question: str) -> list[Adopters]:
         if m else []
 
 
+# a hedge before "how many" ("Roughly how many …", "Exactly how many …")
+_HEDGED = r"(?:(?:exactly|roughly|approximately|about)\s+)?"
 # how many things a collection holds: "How many packages are on Bioconductor?", "How many bytes are in a UUID?"
-_COUNT_ASKED = re.compile(r"^\s*how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:are|is|were|was)\s+(?:there\s+)?"
+_COUNT_ASKED = re.compile(r"^\s*" + _HEDGED + r"how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
+                          r"(?:are|is|were|was)\s+(?:there\s+)?"
                           r"(?:(?:currently|now|presently|already|still|actually)\s+)?(?:[\w-]+(?:ed|en)\s+)?"
                           r"(?P<prep>on|in|at|inside|within)\s+(?P<place>[^?,;]+?)\s*(?:\?|$)", re.I)
 
@@ -899,6 +913,64 @@ def counts(question: str) -> list[Count]:
     m = _COUNT_ASKED.match(question)
     return [Count(" ".join(m.group("noun").split()), " ".join(m.group("place").split()), m.group("prep").lower())] \
         if m else []
+
+
+# how many things something keeps at most or by default: "How many idle connections does the pool keep?", "How many
+# pending events can a scheduler hold?", "How many digits does it show by default?" (not "how many arguments does it
+# take" nor "how many threads does it use", which a signature or a formula answers without a sentence counting them)
+_CAPACITY_ASKED = re.compile(
+    r"(?:^|(?<=[.?!])\s+)\s*" + _HEDGED + r"how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
+    r"(?:does|do|did|can|could|will|would|should|may|might)\s+(?P<subject>(?:[\w.()'’-]+\s+){1,5}?)"
+    r"(?P<verb>keep|hold|store|cache|retain|remember|buffer|queue|accept|show|display|print)\b", re.I)
+CAPACITY_SPAN = 3  # a number this many words before the counted thing's word counts it ("128 most recent results")
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# words between a number and the thing's word that say the number is of something else ("0 after each event")
+_LINKS = frozenset("after before each every of for in on to from with by at than when if the a an this that its their "
+                   "is are was were".split())
+# a name given a number ("maxsize=128", "maxsize = 128"): the count a default states in a signature
+_ASSIGNED = r"(?<![\w.]){name}\s*=\s*\d"
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The question asks how many things something keeps (at most, or by default): a figure a manual states in a
+    sentence counting them, or as a named setting's number; without one, what is retrieved describes the thing."""
+
+    noun: str  # "idle connections"
+    subject: str  # "its per-host connection pool"
+    verb: str  # "keep"
+    named: tuple[str, ...] = ()  # the words and identifiers the question writes ("maxsize")
+
+    @property
+    def text(self) -> str:
+        return f"how many {self.noun} {self.subject} {self.verb}s"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence with a number in digits a few words from the counted thing's word ("saves up to 128 results",
+        "connections (default 100)"; not another name's default, "count=0"), or one giving a number to a name the
+        question writes ("maxsize=128")."""
+        head = text_forms([w for w in re.findall(r"[A-Za-z]+", self.noun) if w.lower() not in STOP][-1])
+        words = re.findall(r"[\w.=]+", sentence)
+        for i, w in enumerate(words):
+            if not text_forms(w) & head:
+                continue
+            before = words[max(0, i - CAPACITY_SPAN):i]  # "128 most recent results", not "0 after each event"
+            for k in range(len(before) - 1, -1, -1):
+                if _DIGITS.fullmatch(before[k]):
+                    return True
+                if before[k].lower() in _LINKS:
+                    break
+            after = " ".join(words[i + 1:i + 2 + CAPACITY_SPAN])  # "connections (default 100)", "digits … default 7"
+            if re.match(r"(?:\w+\s+)?(?:defaults?|maximum|max|limit|is|are)\s+(?:to\s+|of\s+|at\s+)?\d", after, re.I):
+                return True
+        return any(re.search(_ASSIGNED.format(name=re.escape(n)), sentence) for n in self.named)
+
+
+def capacities(question: str) -> list[Capacity]:
+    """The capacities a question asks, each at the opening of one of its sentences."""
+    named = tuple(dict.fromkeys(w for w in re.findall(r"[A-Za-z_][\w.]*\w", question) if w.lower() not in STOP))
+    return [Capacity(" ".join(m.group("noun").split()), " ".join(m.group("subject").split()), m.group("verb").lower(),
+                     named) for m in _CAPACITY_ASKED.finditer(question)]
 
 
 # what something costs, asked of a thing bought ("How much does a yearly PSF sponsorship cost?", "What is the price
@@ -1157,7 +1229,7 @@ def lives(question: str) -> list[Life]:
 
 
 # what a question asks that only a sentence stating it answers
-Unstated = Ranking | Figure | Person | Release | Adopters | Count | Price | Share | Life | Ratio | Amount
+Unstated = Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -1167,7 +1239,8 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     does)."""
     text = focus.question.text
     asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
-                             *counts(text), *prices(text), *shares(text), *lives(text), *ratios(text)]
+                             *counts(text), *capacities(text), *prices(text), *shares(text), *lives(text),
+                             *ratios(text)]
     asked += [a for a in amounts(text) if not asked]  # (what the others ask already, said once)
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
