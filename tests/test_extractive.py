@@ -3114,6 +3114,14 @@ def test_a_capacity_no_passage_states_is_not_found(docs: Path, tmp_path: Path) -
     report = run(question, docs, tmp_path).report
     assert "do not answer this question" in section(report, "Answer"), report
     assert "says how many idle widgets the widget pool keeps" in report, report
+    # a later part pointing back into it asks within what the documents do not say: the whole is not answered
+    within = "How many idle widgets does the widget pool keep by default, and how do I raise that limit?"
+    report = run(within, docs, tmp_path / "within").report
+    assert "do not answer this question" in section(report, "Answer"), report
+    # a later part of its own is answered
+    report = run("How many idle widgets does the widget pool keep by default, and how do I copy a widget together "
+                 "with the children of the widget?", docs, tmp_path / "own").report
+    assert "clone() with deep=True" in section(report, "Answer"), report
     (docs / "pool.txt").write_text("Widget pools\n\nThe widget pool keeps up to 8 idle widgets for reuse, so that a "
                                    "new widget is taken from the pool instead of being built.\n")
     assert "up to 8 idle widgets" in answer_to(question, docs, tmp_path / "stated")

@@ -26,12 +26,12 @@ from typing import Any
 from ..corpus.query import Match
 from ..context import AgentRole, LeadLimits, RequestContext, RoundReport
 from ..delegation import QueryType
-from ..extractive.analysis import AnswerType, the_ask
+from ..extractive.analysis import AnswerType, refers_back, split_parts, the_ask
 from ..extractive.evidence import Evidence, Passage, Unit, UnitKind, api_name, entry_name, gather, names_an_entry
 from ..extractive.planning import MAX_QUERIES, MAX_READS, asks, gap_tasks, plan, single_queries
 from ..extractive.selection import Focus, attachment, documents, focus_of, select
 from ..extractive.terms import TermKind, covered, mentions, text_forms
-from ..extractive.undocumented import unanswered
+from ..extractive.undocumented import unanswered, unranked
 from ..extractive.meaning import Encoder, Meaning
 from ..extractive.reading import feedback_query, pick_reads
 from ..extractive.vocabulary import reworded
@@ -255,7 +255,15 @@ def lacks_what_it_names(focus: Focus, ev: Evidence) -> bool:
     # (a name the corpus holds beyond a passing mention, which this retrieval missed, is no such thing)
     lacked = [t for t in gaps.missing if t.kind in (TermKind.WORD, TermKind.NAME)
               and (ev.weights.absent(t) or ev.weights.incidental(t))]
-    return bool(gaps.unknown or lacked)
+    return bool(gaps.unknown or lacked) or premise_unstated(focus, ev)
+
+
+def premise_unstated(focus: Focus, ev: Evidence) -> bool:
+    """The first part asks a figure no retrieved sentence states (`undocumented.unranked`: how many things a pool
+    keeps, a price, a ranking) and every later part points back into it ("How many idle connections does the pool
+    keep by default, and how do I raise that limit?"): the later parts ask within what the documents do not say."""
+    parts = split_parts(focus.question.text)
+    return len(parts) > 1 and all(refers_back(p) for p in parts[1:]) and bool(unranked(focus_of(parts[0]), ev))
 
 
 def joined(findings: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
