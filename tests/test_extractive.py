@@ -3086,6 +3086,7 @@ def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> N
     ("How many arguments does range() take?", None),  # a signature answers it, no sentence counting them
     ("How many threads does the executor use?", None),  # a formula ("os.cpu_count() + 4") may answer it
     ("How do I keep many idle connections open?", None),
+    ("How many of them does the pool keep?", None),  # what is counted it does not say (was an IndexError)
 ])
 def test_how_many_things_something_keeps_is_a_capacity(question: str, asked: str | None) -> None:
     from subagents.extractive.undocumented import capacities

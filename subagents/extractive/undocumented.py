@@ -949,7 +949,7 @@ class Capacity:
         """A sentence with a number in digits a few words from the counted thing's word ("saves up to 128 results",
         "connections (default 100)"; not another name's default, "count=0"), or one giving a number to a name the
         question writes ("maxsize=128")."""
-        head = text_forms([w for w in re.findall(r"[A-Za-z]+", self.noun) if w.lower() not in STOP][-1])
+        head = text_forms(_counted(self.noun))
         words = re.findall(r"[\w.=]+", sentence)
         for i, w in enumerate(words):
             if not text_forms(w) & head:
@@ -966,11 +966,17 @@ class Capacity:
         return any(re.search(_ASSIGNED.format(name=re.escape(n)), sentence) for n in self.named)
 
 
+def _counted(noun: str) -> str:
+    """The word for what is counted: the last content word ("connections" of "idle connections"; "" of "of them")."""
+    return next((w for w in reversed(re.findall(r"[A-Za-z]+", noun)) if w.lower() not in STOP), "")
+
+
 def capacities(question: str) -> list[Capacity]:
-    """The capacities a question asks, each at the opening of one of its sentences."""
+    """The capacities a question asks, each at the opening of one of its sentences, of a thing it names ("How many
+    of them does the pool keep?" says not what is counted)."""
     named = tuple(dict.fromkeys(w for w in re.findall(r"[A-Za-z_][\w.]*\w", question) if w.lower() not in STOP))
     return [Capacity(" ".join(m.group("noun").split()), " ".join(m.group("subject").split()), m.group("verb").lower(),
-                     named) for m in _CAPACITY_ASKED.finditer(question)]
+                     named) for m in _CAPACITY_ASKED.finditer(question) if _counted(m.group("noun"))]
 
 
 # what something costs, asked of a thing bought ("How much does a yearly PSF sponsorship cost?", "What is the price
