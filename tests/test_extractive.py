@@ -3106,6 +3106,8 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
                  "It is called with the argument 0 after each result is stored.",  # a number of something else
                  "In 2023 the cache kept results."):  # a year before another word
         assert not capacity.stated_by(said), said
+    pooled, = capacities("How many idle connections does the pool keep by default?")
+    assert not pooled.stated_by("get(key, default=0) returns the value for key.")  # "by default" names no setting
 
 
 def test_a_capacity_no_passage_states_is_not_found(docs: Path, tmp_path: Path) -> None:

@@ -351,8 +351,8 @@ def example_words(text: str) -> set[str]:
 
 
 _QUOTED_WORD = re.compile(r"[\"'`][^\"'`\s]+[\"'`]")
-# a quoted literal of several words given as an instance ("a string like 'session=abc123; theme=dark'")
 _MADE_UP = re.compile(r"(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[\w-]+")  # letters and digits: an id, a key, a token
+# a quoted literal of several words given as an instance ("a string like 'session=abc123; theme=dark'")
 _EXAMPLE_LITERAL = re.compile(rf"\b(?:{EXAMPLE_OPENERS}),?\s+(?:the\s+)?([\"'`])([^\"'`\n]{{1,80}}?)\1", re.I)
 
 

@@ -927,8 +927,10 @@ _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # words between a number and the thing's word that say the number is of something else ("0 after each event")
 _LINKS = frozenset("after before each every of for in on to from with by at than when if the a an this that its their "
                    "is are was were".split())
-# a name given a number ("maxsize=128", "maxsize = 128"): the count a default states in a signature
+# a name given a number ("maxsize=128", "maxsize = 128"): the count a default states in a signature; not a word of the
+# asking ("by default": any signature's "default=0")
 _ASSIGNED = r"(?<![\w.]){name}\s*=\s*\d"
+_ASKING = frozenset({"many", "default", "defaults"})
 
 
 @dataclass(frozen=True)
@@ -974,7 +976,8 @@ def _counted(noun: str) -> str:
 def capacities(question: str) -> list[Capacity]:
     """The capacities a question asks, each at the opening of one of its sentences, of a thing it names ("How many
     of them does the pool keep?" says not what is counted)."""
-    named = tuple(dict.fromkeys(w for w in re.findall(r"[A-Za-z_][\w.]*\w", question) if w.lower() not in STOP))
+    named = tuple(dict.fromkeys(w for w in re.findall(r"[A-Za-z_][\w.]*\w", question)
+                                if w.lower() not in STOP and w.lower() not in _ASKING))
     return [Capacity(" ".join(m.group("noun").split()), " ".join(m.group("subject").split()), m.group("verb").lower(),
                      named) for m in _CAPACITY_ASKED.finditer(question) if _counted(m.group("noun"))]
 
