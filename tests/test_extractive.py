@@ -749,6 +749,35 @@ def test_a_name_the_documents_only_mention_in_passing_is_not_found(docs: Path, t
     assert "do not answer this question" not in result.report
 
 
+def test_a_scenes_name_a_text_gives_as_an_instance_is_no_passing_mention(docs: Path, tmp_path: Path) -> None:
+    # the text speaks of the asker's case ("a toolkit such as Qt"); the question asks about copying widgets
+    (docs / "porting.txt").write_text("Porting\n\nSome teams port their widget code to a toolkit such as Qt before "
+                                      "drawing widgets on a window.\n")
+    scene = "Last year our team moved all of its widget code over to Qt."
+    result = run(f"{scene} Now how do I copy a widget together with its children?", docs, tmp_path)
+    assert "do not answer this question" not in section(result.report, "Answer"), result.report
+    assert "only in passing" not in result.report, result.report
+    # asked about, the same name is still mentioned in passing only
+    result = run(f"{scene} How do I add a button to a Qt window?", docs, tmp_path / "asked")
+    assert "mention Qt only in passing" in result.report, result.report
+
+
+def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_path: Path) -> None:
+    # "room_id" is the asker's column: the documents never write it, the sentences that ask do not name it
+    docs = write_tree(tmp_path / "docs", {
+        "constraints.txt": "Gadget EXCLUDE constraints\n\nAn EXCLUDE USING gist constraint on a plain integer column needs the "
+                           "gadget_gist extension, because integers have no default gist operator class.\n",
+        "tables.txt": "Gadget tables\n\nA gadget table holds rows of typed columns.\n"})
+    scene = "I'm building a booking table whose room_id column is a plain integer, and my EXCLUDE USING gist " \
+            "constraint fails saying integers have no default gist operator class."
+    report = run(f"{scene} Why, and what do I need to install?", docs, tmp_path).report
+    assert "gadget_gist extension" in section(report, "Answer"), report
+    assert "room_id" not in report.split("## References")[0].split("## Answer")[1].replace(scene, ""), report
+    # asked about, the same name is one the documents must hold
+    report = run(f"{scene} What does the room_id column of the gadget bookings view hold?", docs, tmp_path / "b").report
+    assert "No retrieved passage mentions room_id" in report, report
+
+
 def test_a_library_named_by_an_ordinary_word_the_documents_give_no_page_is_not_found(tmp_path: Path) -> None:
     # "fetches" shares its stem with the documented urlfetch.fetch pages, but no title or heading names it
     docs = write_tree(tmp_path / "docs", {
@@ -788,6 +817,25 @@ def test_a_number_in_arithmetic_is_a_value_not_a_version_the_text_must_name(tmp_
                                           "a decimal such as 0.1 cannot be represented exactly and sums are rounded.\n"})
     report = run("Why is widget float arithmetic slightly wrong, like 0.1 + 0.2?", docs, tmp_path).report
     assert "cannot be represented exactly" in section(report, "Answer"), report
+
+
+def test_a_qualified_name_a_retrieved_text_writes_whole_is_no_undocumented_package(tmp_path: Path) -> None:
+    # "proc" is a variable of the page's example, in no other passage and no title: a package mentioned in passing,
+    # had "await proc.wait()" not been written there as the asker writes it
+    docs = write_tree(tmp_path / "docs", {"library/spawn.html": """<html><head><title>spawn — child processes</title>
+</head><body><div role="main"><h1>spawn — child processes</h1><h2>Waiting for a child</h2>
+<p>The wait() method waits for the child to exit. It can deadlock when the child writes enough output to fill the
+pipe, because the child blocks until the pipe is read; use communicate() to read the output while waiting.</p>
+<h2>Example</h2><pre>proc = spawn.start(cmd, stdout=spawn.PIPE)
+line = proc.stdout.readline()
+await proc.wait()</pre></div></body></html>""",
+                                          "library/pipes.html": "<html><head><title>pipes</title></head><body>"
+                                          "<div role='main'><h1>pipes</h1><p>A pipe holds output until it is read."
+                                          "</p></div></body></html>"})
+    report = run("My tool starts a child with spawn.start and awaits proc.wait() before reading its output. With big "
+                 "outputs it hangs. Why?", docs, tmp_path).report
+    assert "do not answer this question" not in section(report, "Answer"), report
+    assert "deadlock" in section(report, "Answer"), report
 
 
 def test_an_identifier_of_a_package_the_documents_lack_is_not_found(docs: Path, tmp_path: Path) -> None:

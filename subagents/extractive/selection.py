@@ -30,15 +30,15 @@ import re
 from dataclasses import dataclass, field, replace
 
 from . import meaning as meaning_module
-from .analysis import (SCENE_BEFORE, AnswerType, Question, analyse, asks_whether, entity_terms, holds, told_not_asked,
-                       without_holders)
+from .analysis import (SCENE_BEFORE, AnswerType, Question, analyse, asks_whether, entity_terms, holds, the_ask,
+                       told_not_asked, without_holders)
 from .evidence import Evidence, Unit, UnitKind, api_name, comments, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
 from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms, mentions, only_declined, text_forms,
                     variant_values, weight)
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, english, not_asked, spells, unanswered, unmatchable
+from .undocumented import Unstated, derived, english, not_asked, own_data_name, spells, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
@@ -143,7 +143,7 @@ class Focus:
     def key_names(self, weights: Weights) -> list[Term]:
         """The names and identifiers the objective is about (the corpus's own name and the asker's scene aside)."""
         return [t for t in self.terms if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)
-                and not not_asked(t, self)]
+                and not not_asked(t, self) and not own_data_name(t, self, weights)]
 
 
 def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
@@ -727,6 +727,23 @@ def named_by_an_answer(term: Term, enough: list[Scored]) -> bool:
     return any(_close_in_meaning(s) and said.search(s.unit.text) for s in enough)
 
 
+# a name given as an instance of a kind the text speaks of ("programs such as newsyslog and logrotate", "e.g. Kerberos")
+_INSTANCE_OF = r"\b(?:such\s+as|e\.\s?g\.,?|for\s+example,?|including)\s+(?:[\w.+-]+(?:\s*,\s*|\s+(?:and|or)\s+)){0,4}"
+
+
+def scene_instance(term: Term, focus: Focus, ev: Evidence) -> bool:
+    """A name only a story's scene holds, none of its asking sentences ("Our server rotates the log file every night
+    with logrotate. … Which handler should we use so the process reopens it?") that a retrieved text gives as an
+    instance of what it documents ("a file change can happen because of programs such as newsyslog and logrotate"):
+    the documents speak of the asker's case there, so the name mentioned in passing is no sign that they do not
+    answer. (Unlike `told_not_asked`, an ask pointing back into the scene does not matter: the text names the name.)"""
+    asked = the_ask(focus.whole or focus.question.text)
+    if not asked or mentions(term, text_forms(asked), asked):
+        return False
+    given = re.compile(rf"{_INSTANCE_OF}{re.escape(term.text)}\b", re.I)
+    return any(given.search(p.text) for p in ev.passages.values())
+
+
 def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning = NO_MEANING) -> Selection:
     scored = score_all(focus, ev, meaning)
     best = scored[0] if scored else None
@@ -746,7 +763,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     enough = [s for s in scored[:10] if s.coverage >= floor and s.hits >= need
               or (_close_in_meaning(s) or s.unit.source_id in alike) and s.hits >= 1]
     gaps = unanswered(focus, ev, focus.key_names(ev.weights))
-    gaps.passing = [t for t in gaps.passing if not named_by_an_answer(t, enough)]
+    gaps.passing = [t for t in gaps.passing if not named_by_an_answer(t, enough) and not scene_instance(t, focus, ev)]
     if best is None or gaps or not enough:
         return Selection([], related, gaps.missing, coverage, passing=gaps.passing, unknown=gaps.unknown,
                          unranked=gaps.unranked)
@@ -765,5 +782,6 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     # (a whole number is an example's value, weighed in no score: no claim needs to repeat it; nor a name the question
     # holds but does not ask about, such as the asker's data in a quoted instance)
     uncovered = [t for t in focus.terms if t.named and not t.plain_number and not ev.weights.domain(t)
-                 and not ev.weights.everyday(t) and not mentions(t, forms, said) and not not_asked(t, focus)]
+                 and not ev.weights.everyday(t) and not mentions(t, forms, said) and not not_asked(t, focus)
+                 and not own_data_name(t, focus, ev.weights)]
     return Selection(chosen, [], gaps.missing, coverage, uncovered=uncovered)

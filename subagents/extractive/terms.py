@@ -651,12 +651,12 @@ def mentions(term: Term, forms: set[str], raw: str = "") -> bool:
     if term.kind is not TermKind.IDENT or not raw:
         return False
     if _MARKED.search(term.text):
-        return _written(term.text, raw)
+        return written(term.text, raw)
     family = _FAMILY_MEMBER.fullmatch(term.text)
-    return bool(family) and _written(family.group(1) + "*", raw)
+    return bool(family) and written(family.group(1) + "*", raw)
 
 
-def _written(name: str, raw: str) -> bool:
+def written(name: str, raw: str) -> bool:
     """The name as written in the text, no word character (nor a dot of a longer name) glued to either end."""
     return name in raw and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", raw) is not None
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from .analysis import SCENE_BEFORE, scene_and_asks
+from .analysis import SCENE_BEFORE, scene_and_asks, the_ask
 from .evidence import Evidence, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
                     in_example_literal, is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts,
-                    standing, text_forms, variant_values, zipf)
+                    standing, text_forms, variant_values, written, zipf)
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -40,9 +40,16 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)
-             and not not_asked(t, focus)]
+             and not not_asked(t, focus) and not own_data_name(t, focus, ev.weights)]
     return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights)
-            or _foreign_package(t, ev.weights) or not _mentioned_in_its_package(t, ev)]
+            or _foreign_package(t, ev.weights) and not _written_whole(t, raw) or not _mentioned_in_its_package(t, ev)]
+
+
+def _written_whole(term: Term, raw: str) -> bool:
+    """A qualified name a retrieved text writes as the question does, owner and all ("python311._pth" in "(python._pth
+    or python311._pth)", `proc.wait()` in an example's "await proc.wait()"): whatever the owner is (a file's name, a
+    variable of an example), the documents use it there; no package they leave undocumented."""
+    return written(called_name(term.text.strip(".@`")), raw)
 
 
 def _a_documented_name(term: Term, weights: Weights) -> bool:
@@ -315,6 +322,23 @@ def not_asked(term: Term, focus: Focus) -> bool:
     question = focus.whole or focus.question.text
     return declined(term, focus.question.text) or in_the_setting(term, question) or own_file(term, question) \
         or term.text in variant_values(question) or in_example_literal(term.text, question)
+
+
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")  # customer_id, order_total
+
+
+def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
+    """A lower-case name of words joined by underscores that the corpus never writes or writes only in passing (or
+    that no search reported on: a later round's part of the question), and only a story's scene holds, none of its
+    asking sentences ("A hot query looks up orders by customer_id … How do I add that extra column?", "I wrote
+    EXCLUDE USING gist (room_id WITH =, …) … Why?"): the asker's column or variable, which the documents have no
+    reason to name."""
+    if term.kind is not TermKind.IDENT or not _SNAKE.fullmatch(term.text.strip("`")):
+        return False
+    if weights.known(term) and not (weights.absent(term) or weights.incidental(term)):
+        return False
+    asked = the_ask(focus.whole or focus.question.text)
+    return bool(asked) and not mentions(term, text_forms(asked), asked)
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
