@@ -2068,6 +2068,8 @@ def test_a_question_asking_how_many_of_something_documented_asks_no_market_figur
     ("Roughly how many times longer does a deep copy of a widget take than a shallow copy?",
      "how many times longer a deep copy of a widget is",
      "Widget timings\n\nA deep copy of a widget takes about three times longer than a shallow copy.\n"),
+    ("How much slower does a deep copy of a widget run when tracing is on?", "how much slower a deep copy of a widget is",
+     "Widget tracing\n\nWith tracing on, a deep copy of a widget runs about 15% slower.\n"),
     # an amount measured of the world: a duration estimated, a speed-up, how many people, how many downloads
     ("Roughly how many minutes does a deep copy of a widget take?", "how long a deep copy of a widget takes",
      "Widget timings\n\nA deep copy of a widget takes about 40 minutes on a large screen.\n"),
@@ -3106,6 +3108,10 @@ def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package()
     ("Who is Guido van Rossum?", None),  # what he made, which manuals say
     ("How many times faster is a deep copy than a shallow copy?", "how many times faster a deep copy is"),
     ("How many times is the trigger fired per row?", None),  # how often, no ratio
+    ("How much slower does a deep copy run when tracing is on?", "how much slower a deep copy is"),  # a ratio too
+    ("How much faster does the thin variant build?", "how much faster the thin variant is"),  # (its verb ends it)
+    ("How much more memory does a deep copy use?", None),  # an amount of a thing, in its own unit
+    ("How much faster than a list is a deque?", None),  # (its subject is not said where a ratio's is)
 ])
 def test_a_price_a_population_share_and_a_life_are_asked_only_in_their_own_words(question: str, asked: str | None) -> None:
     from subagents.extractive.undocumented import lives, prices, ratios, shares
@@ -3123,6 +3129,9 @@ def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> N
     assert not ratio.stated_by("A deep copy takes longer than a shallow one.")  # in words only
     assert not ratio.stated_by("A deep copy walks the scaffold of nested objects.")  # "fold" of another word
     assert not ratio.stated_by("A list is three times faster than a tuple.")  # not of its subject
+    ratio, = ratios("How much faster does the thin variant build?")  # of the variant, not of builds
+    assert ratio.stated_by("The thin variant is about 30% faster.")
+    assert not ratio.stated_by("Small objects use 50% less memory on 64-bit builds.")
 
 
 @pytest.mark.parametrize("question, asked", [

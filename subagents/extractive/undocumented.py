@@ -1085,11 +1085,16 @@ def shares(question: str) -> list[Share]:
 
 
 # a ratio of two speeds, sizes or durations ("Roughly how many times longer does rebuilding an index concurrently take
-# compared with a normal rebuild?"): a benchmark's figure, which manuals give in words ("takes longer") if at all
-_RATIO_ASKED = re.compile(r"\bhow\s+many\s+times\s+(?P<more>more|less|longer|shorter|faster|slower|larger|bigger|smaller|"
-                          r"quicker|higher|lower|as\s+\w+)\b\s*(?:(?:do|does|did|is|are|was|were|will|would|can)\s+)?"
-                          r"(?P<subject>[^?,;]+?)(?=\s+(?:take|takes|run|runs|use|uses|cost|costs|compared|than|versus|vs)\b|"
-                          r"\s*[?,;]|$)", re.I)
+# compared with a normal rebuild?", "How much slower does the interpreter run when no probe is attached?"): a
+# benchmark's figure, which manuals give in words ("takes longer") if at all. ("How much more memory …" asks an
+# amount of a thing, said in its own unit: no ratio.)
+_RATIO_ASKED = re.compile(r"\b(?:(?P<how>how\s+many\s+times)\s+(?P<more>more|less|longer|shorter|faster|slower|larger|"
+                          r"bigger|smaller|quicker|higher|lower|as\s+\w+)"
+                          r"|(?P<much>how\s+much)\s+(?P<comparative>longer|shorter|faster|slower|larger|bigger|smaller|"
+                          r"quicker)(?!\s+(?:than|to)\b))\b"
+                          r"\s*(?:(?P<aux>do|does|did|is|are|was|were|will|would|can)\s+)?"
+                          r"(?P<subject>[^?,;]+?)(?=\s+(?P<verb>take|takes|run|runs|use|uses|cost|costs|compared|than|versus|"
+                          r"vs)\b|\s*[?,;]|$)", re.I)
 _MULTIPLE = re.compile(rf"\b(?:\d+(?:\.\d+)?|{_NUMBER_WORDS})\s*(?:times|x)\b|\b\d+(?:\.\d+)?x\b|"
                        rf"\b(?:\d+|{_NUMBER_WORDS})-?fold\b|\btwice\b|\bhalf\s+as\b|\d\s?%", re.I)  # (not "scaffold")
 
@@ -1100,10 +1105,11 @@ class Ratio:
 
     more: str  # "longer"
     subject: str  # "rebuilding an index concurrently"
+    how: str = "how many times"  # or "how much"
 
     @property
     def text(self) -> str:
-        return f"how many times {self.more} {self.subject} is"
+        return f"{self.how} {self.more} {self.subject} is"
 
     def stated_by(self, sentence: str) -> bool:
         """A sentence giving a multiple ("three times", "2x", "tenfold", "twice", a percentage) that names the
@@ -1114,8 +1120,18 @@ class Ratio:
 def ratios(question: str) -> list[Ratio]:
     """The ratios a question asks for ("how many times longer does X take"); "how many times is it called" asks
     how often, no ratio."""
-    return [Ratio(" ".join(m.group("more").lower().split()), " ".join(m.group("subject").split()))
+    return [Ratio(" ".join((m.group("more") or m.group("comparative")).lower().split()), _ratio_subject(m),
+                  " ".join((m.group("how") or m.group("much")).lower().split()))
             for m in _RATIO_ASKED.finditer(question) if m.group("subject").strip()]
+
+
+def _ratio_subject(m: re.Match[str]) -> str:
+    """What the ratio is of: after "does", "do" or "did" a clause ends with its verb ("how much faster does the thin
+    variant build"), which is no part of its subject, though no listed verb ("take", "run") ended it."""
+    words = m.group("subject").split()
+    if (m.group("aux") or "").lower() in ("do", "does", "did") and not m.group("verb") and len(words) > 1:
+        words = words[:-1]
+    return " ".join(words)
 
 
 # an amount measured of the world, not described by a manual, asked at the opening of a clause of the question (not
