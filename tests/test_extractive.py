@@ -1316,8 +1316,8 @@ def test_a_documented_name_only_a_storys_scene_holds_need_not_be_in_the_quoted_s
      "Replacement functions and *zorb*x\n\nAny existing variable called ‘*zorb*x‘ is overwritten and deleted by a "
      "replacement function call.\n", "overwritten and deleted", "*zorb*"),
     # cmd.Cmd's "do_*() method": a program's own `do_deploy` is one of the family the documents describe; a family the
-    # documents do not write is no cover
-    ("My command shell has do_deploy and do_status. What runs when an empty line is entered?",
+    # documents do not write is no cover (asked in one sentence: told apart, in a scene, it is the asker's own name)
+    ("What runs when an empty line is entered in my command shell with do_deploy and do_status?",
      "Command shells\n\nThe shell runs the do_*() method named after the command that was typed, and calls "
      "emptyline() when an empty line is entered.\n",
      "Command shells\n\nThe shell runs the method named after the command that was typed, and calls emptyline() "
