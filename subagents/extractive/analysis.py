@@ -336,13 +336,18 @@ def the_ask(question: str) -> str:
     return " ".join(s.strip() for s, asks in scene_and_asks(question) if asks).rstrip("?")
 
 
-def told_not_asked(term: Term, question: str) -> bool:
-    """A word of a question told as a story that only its scene holds, none of the sentences that ask ("Our nightly
-    export job copies the reports … How do I write a ledger file atomically?": "nightly", "reports"): it says where
-    the need arose, not what would meet it; False for a question without a scene (`scene_and_asks`) or whose asking
-    sentences point back into it (`_POINTS_BACK`)."""
+def scene_only(term: Term, question: str) -> bool:
+    """A word of a question told as a story that only its scene holds, none of the sentences that ask; False for a
+    question without a scene (`scene_and_asks`)."""
     asked = the_ask(question)
-    return bool(asked) and not _POINTS_BACK.search(asked) and not mentions(term, text_forms(asked), asked)
+    return bool(asked) and not mentions(term, text_forms(asked), asked)
+
+
+def told_not_asked(term: Term, question: str) -> bool:
+    """A word only the scene holds (`scene_only`: "Our nightly export job copies the reports … How do I write a ledger
+    file atomically?": "nightly", "reports"): it says where the need arose, not what would meet it; False when the
+    asking sentences point back into the scene (`_POINTS_BACK`)."""
+    return scene_only(term, question) and not _POINTS_BACK.search(the_ask(question))
 
 
 # an ask that points back into its scene ("What exit code does it return …?", "Is there a switch for that?", "end such

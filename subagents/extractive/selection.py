@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from . import meaning as meaning_module
-from .analysis import (SCENE_BEFORE, AnswerType, Question, analyse, asks_whether, entity_terms, holds, the_ask,
+from .analysis import (SCENE_BEFORE, AnswerType, Question, analyse, asks_whether, entity_terms, holds, scene_only,
                        told_not_asked, without_holders)
 from .evidence import Evidence, Unit, UnitKind, api_name, comments, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
@@ -727,7 +727,8 @@ def named_by_an_answer(term: Term, enough: list[Scored]) -> bool:
     return any(_close_in_meaning(s) and said.search(s.unit.text) for s in enough)
 
 
-# a name given as an instance of a kind the text speaks of ("programs such as newsyslog and logrotate", "e.g. Kerberos")
+# a name given as an instance of a kind the text speaks of ("programs such as newsyslog and logrotate", "e.g. Kerberos");
+# not `terms.EXAMPLE_OPENERS`, whose "like" also compares ("works like grep") and which was measured for questions
 _INSTANCE_OF = r"\b(?:such\s+as|e\.\s?g\.,?|for\s+example,?|including)\s+(?:[\w.+-]+(?:\s*,\s*|\s+(?:and|or)\s+)){0,4}"
 
 
@@ -737,8 +738,7 @@ def scene_instance(term: Term, focus: Focus, ev: Evidence) -> bool:
     instance of what it documents ("a file change can happen because of programs such as newsyslog and logrotate"):
     the documents speak of the asker's case there, so the name mentioned in passing is no sign that they do not
     answer. (Unlike `told_not_asked`, an ask pointing back into the scene does not matter: the text names the name.)"""
-    asked = the_ask(focus.whole or focus.question.text)
-    if not asked or mentions(term, text_forms(asked), asked):
+    if not scene_only(term, focus.whole or focus.question.text):
         return False
     given = re.compile(rf"{_INSTANCE_OF}{re.escape(term.text)}\b", re.I)
     return any(given.search(p.text) for p in ev.passages.values())

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from .analysis import SCENE_BEFORE, scene_and_asks, the_ask
+from .analysis import SCENE_BEFORE, scene_and_asks, scene_only
 from .evidence import Evidence, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
                     in_example_literal, is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts,
@@ -337,8 +337,7 @@ def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
         return False
     if weights.known(term) and not (weights.absent(term) or weights.incidental(term)):
         return False
-    asked = the_ask(focus.whole or focus.question.text)
-    return bool(asked) and not mentions(term, text_forms(asked), asked)
+    return scene_only(term, focus.whole or focus.question.text)
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
