@@ -14,6 +14,7 @@ import pytest
 from subagents.context import AgentRole, AgentStatus, LeadLimits, RequestContext, RoundReport, SubagentReport
 from subagents.delegation import Claim, Delegation, Findings, FindingsStatus, QueryType, tasks_per_query_type
 from subagents.extractive.analysis import AnswerType, analyse, the_ask
+from subagents.extractive.evidence import Evidence, Passage
 from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks, single_queries
 from subagents.extractive.selection import CONTEXT_WEIGHT, SCENE_WEIGHT, focus_of, weighted_terms
 from subagents.extractive.terms import (TermKind, Weights, extract_terms, make_term, mentions, only_declined, placeholder,
@@ -308,6 +309,18 @@ def test_what_the_asker_tells_after_the_question_is_no_part_of_it() -> None:
     assert not analyse("What share of widget users moved to 3.11? I need a number for a slide.").multi
     assert not analyse("Why does copy() fail? We use widgets 2.0 on our servers.").multi
     assert len(analyse("How do I copy a widget? And how do I delete it?").parts) == 2
+
+
+def test_what_the_asker_tells_before_the_question_is_split_into_no_parts() -> None:
+    # "…, and when the rows … are deleted …." and "…, and can't end in a dot, …." tell: before, each "and" opened a
+    # part of its own, asked as a question and answered from word overlap (the maximum a part asked went unasked)
+    told = "We store widgets as blobs, and when the rows are deleted the blobs stay behind. How do I remove them?"
+    assert not analyse(told).multi
+    told = "A widget name must start with a letter and can't end in a dot. What is the longest name allowed?"
+    assert not analyse(told).multi
+    # an "and" in a sentence that asks still opens a part, whatever marks come before its "?"
+    assert len(analyse("How do they differ, and which one shows the usual >>> and ... prompts?").parts) == 2
+    assert len(analyse("What does widgets.clone() return, and how is it copied").parts) == 2  # no "?" at all
 
 
 def test_parts_carry_the_first_subject_into_the_next() -> None:
@@ -776,6 +789,25 @@ def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_
     # asked about, the same name is one the documents must hold
     report = run(f"{scene} What does the room_id column of the gadget bookings view hold?", docs, tmp_path / "b").report
     assert "No retrieved passage mentions room_id" in report, report
+
+
+def test_a_name_the_scene_tells_in_the_corpus_words_is_not_missing_from_the_passages() -> None:
+    from subagents.extractive.undocumented import unanswered
+
+    # "Plotd" is the corpus's own word (in 60 of 10,000 passages): the scene tells the setting with it, the asking
+    # sentence does not name it, and the passages answering the ask need not repeat it
+    passages = {"S1": Passage("S1", "Frames", "Double buffering", "To show a whole frame at once, call hold() before "
+                              "drawing and flush() after it.", True)}
+    weights = Weights(passages=10_000, df={"plotd": 60, "gizmod": 3, "frame": 400, "flicker": 40},
+                      titled={"plotd": 0, "gizmod": 0})
+    ev = Evidence(passages, weights)
+    told = "Each frame flickers while Plotd draws my points. How do I show a whole frame at once?"
+    assert unanswered(focus_of(told), ev, []).missing == []
+    # a name the corpus mentions only in passing is still missing there; so is one the asking sentence names
+    rare = "Each frame flickers while Gizmod draws my points. How do I show a whole frame at once?"
+    assert [t.text for t in unanswered(focus_of(rare), ev, []).missing] == ["Gizmod"]
+    asked = "Each frame flickers. How do I show a whole frame at once in Plotd?"
+    assert [t.text for t in unanswered(focus_of(asked), ev, []).missing] == ["Plotd"]
 
 
 def test_a_library_named_by_an_ordinary_word_the_documents_give_no_page_is_not_found(tmp_path: Path) -> None:
@@ -2079,6 +2111,15 @@ def test_a_question_asking_how_many_of_something_documented_asks_no_market_figur
      "Widget users\n\nAbout two million people use widgets today.\n"),
     ("How many times was the widgets module downloaded in 2022?", "how many times the widgets module was downloaded",
      "Widget downloads\n\nThe widgets module was downloaded 3,000,000 times in 2022.\n"),
+    # a duration asked in a unit of time, of a verb of waiting
+    ("How many seconds does a widget wait for its gadget before it draws itself?", "how long a widget waits",
+     "Widget timeouts\n\nA widget waits 5 seconds for its gadget before it draws itself.\n"),
+    # a bound or an exact figure asked by name
+    ("What is the maximum number of children a widget may have?", "the maximum number of children",
+     "Widget limits\n\nA widget may have at most 64 children.\n"),
+    ("What exact value in pixels does widgets.clone() give the border of a copy?",
+     "what exact value in pixels does widgets.clone() give the border of a copy",
+     "Widget borders\n\nwidgets.clone() gives the border of a copy a width of 2 pixels.\n"),
 ])
 def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated: str, page: str, docs: Path,
                                                         tmp_path: Path) -> None:
@@ -2098,6 +2139,8 @@ def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated:
                                                                           "than copy mode")),
     ("Roughly how many people use R worldwide today?", ("people", "how many people use R worldwide today")),
     ("How many times was R downloaded in 2022?", ("downloads", "how many times R was downloaded")),
+    # waiting is a duration too, and a dotted name no sentence's end
+    ("How many seconds does mailbox.mbox.lock() wait for the lock?", ("duration", "how long mailbox.mbox.lock() waits")),
     ("How long does it take for a change to pg_hba.conf to take effect?", None),  # no estimate: a manual says when
     ("How long does a prepared statement last?", None),
     ("How do I see roughly how long each query takes?", None),  # how to see it: the clause opens with "how do I"
@@ -3165,6 +3208,39 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
         assert not capacity.stated_by(said), said
     pooled, = capacities("How many idle connections does the pool keep by default?")
     assert not pooled.stated_by("get(key, default=0) returns the value for key.")  # "by default" names no setting
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("With dblink, what is the maximum number of named connections a single session can keep open?",
+     ("the maximum number of named connections", "session")),
+    ("It has naming rules. What's the maximum number of characters allowed in a package name?",
+     ("the maximum number of characters", "name")),
+    ("What is the maximum size of a table?", ("the maximum size of a table", "")),
+    ("What exact number does it pass to listen()?", ("what exact number does it pass to listen()", "")),
+    ("What exact value in meters does earth() return?", ("what exact value in meters does earth() return", "")),
+    ("What value does the loop variable have afterwards?", None),  # a value a manual says in words
+    ("Which setting sets the maximum number of connections?", None),  # which setting, not the figure
+])
+def test_a_bound_or_an_exact_figure_asked_by_name_is_a_limit(question: str, asked: tuple | None) -> None:
+    from subagents.extractive.undocumented import limits
+
+    assert [(x.text, x.of) for x in limits(question)] == ([asked] if asked else [])
+
+
+def test_a_limit_is_stated_by_a_number_of_what_is_counted_of_what_has_the_bound() -> None:
+    from subagents.extractive.undocumented import limits
+
+    named, = limits("What is the maximum number of characters a package name may have?")
+    for said in ("A package name may have at most 64 characters.", "The name is limited to characters, 64 in all."):
+        assert named.stated_by(said), said
+    for said in ("Some package listings may truncate the title to 65 characters.",  # of a title, not of a name
+                 "A package name may only contain ASCII characters.",  # in words only
+                 "Returns 1 if the name has characters outside ASCII."):  # a number of something else
+        assert not named.stated_by(said), said
+    metres, = limits("What exact value in meters does earth() return?")
+    assert metres.stated_by("earth() returns 6378168 meters.")
+    assert not metres.stated_by("The radius is obtained from earth(); it is given in meters.")  # no number
+    assert not metres.stated_by("The sea is 4000 meters deep.")  # not of what earth() returns
 
 
 def test_a_capacity_no_passage_states_is_not_found(docs: Path, tmp_path: Path) -> None:

@@ -92,7 +92,10 @@ _COMPARE = [
     re.compile(r"\b(?P<a>[\w.()]+)\s+(?:compared\s+(?:with|to))\s+(?:an?\s+)?(?P<b>[\w.() ]+?)\??$", re.I),
     re.compile(r"\b(?P<a>[\w.()]+)\s+(?:faster|slower|better|worse|safer)\s+than\s+(?P<b>[\w.()]+)", re.I),
 ]
-_PART_SPLIT = re.compile(r"\?\s+(?=[A-Z])|,?\s+and\s+(?=(?i:how|what|why|which|can|could|does|do|is|are|where|when)\b)")
+# a question ends ("…? How …") or a new one opens with "and" ("…, and how …") in a sentence that asks: it runs on to a
+# "?" (or the end) with no sentence ending before it ("We store blobs, and when rows are deleted they stay behind." tells)
+_PART_SPLIT = re.compile(r"\?\s+(?=[A-Z])|,?\s+and\s+(?=(?i:how|what|why|which|can|could|does|do|is|are|where|when)\b)"
+                         r"(?=(?:(?![.!]\s+[A-Z\"“'])[^?])*(?:\?|$))")
 _PRONOUN = re.compile(r"\b(it|its|them|they|one|this|that)\b", re.I)
 _CLAUSE = re.compile(r"\b(when|if|while|after|before|without|unless|once)\b\s+(.+)$", re.I)
 _LEAD_NOTE = re.compile(r"\s*\((?:part of|as against|compared with)[^)]*\)\s*|\s+—\s+.*$")

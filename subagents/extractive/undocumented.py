@@ -3,7 +3,8 @@ mentions, a name only mentioned in passing (no title or heading, no API entry na
 no release notes title (or, written as one number, no retrieved text names), a year no passage mentions, a
 library no heading names, a tool no English word names, a name of several words no retrieved text joins ("SQL
 Server"), a ranking no passage states ("the most popular web framework"), a count no passage gives ("How many
-packages are on Bioconductor?"), a name a comparison is made in that the documents lack ("let and var in
+packages are on Bioconductor?"), a bound or an exact figure no passage gives a number of ("the maximum number of
+characters a package name may have"), a name a comparison is made in that the documents lack ("let and var in
 JavaScript"), or — in a corpus large enough for its vocabulary to tell — ordinary words the corpus never uses.
 Each is a reason for "not found" however well the objective's other words are covered (`unanswered`)."""
 
@@ -42,7 +43,17 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)
              and not not_asked(t, focus) and not own_data_name(t, focus, ev.weights)]
     return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights)
+            and not _told_in_the_corpus_words(t, focus, ev.weights)
             or _foreign_package(t, ev.weights) and not _written_whole(t, raw) or not _mentioned_in_its_package(t, ev)]
+
+
+def _told_in_the_corpus_words(term: Term, focus: Focus, weights: Weights) -> bool:
+    """A name only a story's scene holds, none of its asking sentences, that the corpus writes more than in passing
+    ("contrib" in PostgreSQL's manual, 76 passages; `points()` in R's, titled): the asker tells their setting in the
+    corpus's own words, and the passages that answer what they ask need not repeat it (a product the corpus lacks, or
+    mentions only in passing, is still missing)."""
+    return weights.known(term) and not weights.absent(term) and not weights.incidental(term) \
+        and scene_only(term, focus.whole or focus.question.text)
 
 
 def _written_whole(term: Term, raw: str) -> bool:
@@ -974,21 +985,29 @@ class Capacity:
         """A sentence with a number in digits a few words from the counted thing's word ("saves up to 128 results",
         "connections (default 100)"; not another name's default, "count=0"), or one giving a number to a name the
         question writes ("maxsize=128")."""
-        head = text_forms(_counted(self.noun))
-        words = re.findall(r"[\w.=]+", sentence)
-        for i, w in enumerate(words):
-            if not text_forms(w) & head:
-                continue
-            before = words[max(0, i - CAPACITY_SPAN):i]  # "128 most recent results", not "0 after each event"
-            for k in range(len(before) - 1, -1, -1):
-                if _DIGITS.fullmatch(before[k]):
+        return (_numbered(_counted(self.noun), sentence)
+                or any(re.search(_ASSIGNED.format(name=re.escape(n)), sentence) for n in self.named))
+
+
+def _numbered(counted: str, sentence: str, after: int = 0) -> bool:
+    """A number in digits a few words before the counted thing's word ("saves up to 128 results"; not "0 after each
+    event"), a default or a bound said after it ("connections (default 100)"), or a number within `after` words after
+    it, no linking word between ("columns per table 1600")."""
+    head = text_forms(counted)
+    words = re.findall(r"[\w.=]+", sentence)
+    for i, w in enumerate(words):
+        if not text_forms(w) & head:
+            continue
+        for side in (words[max(0, i - CAPACITY_SPAN):i][::-1], words[i + 1:i + 1 + after]):
+            for word in side:
+                if _DIGITS.fullmatch(word):
                     return True
-                if before[k].lower() in _LINKS:
+                if word.lower() in _LINKS:
                     break
-            after = " ".join(words[i + 1:i + 2 + CAPACITY_SPAN])  # "connections (default 100)", "digits … default 7"
-            if re.match(r"(?:\w+\s+)?(?:defaults?|maximum|max|limit|is|are)\s+(?:to\s+|of\s+|at\s+)?\d", after, re.I):
-                return True
-        return any(re.search(_ASSIGNED.format(name=re.escape(n)), sentence) for n in self.named)
+        following = " ".join(words[i + 1:i + 2 + CAPACITY_SPAN])  # "connections (default 100)", "digits … default 7"
+        if re.match(r"(?:\w+\s+)?(?:defaults?|maximum|max|limit|is|are)\s+(?:to\s+|of\s+|at\s+)?\d", following, re.I):
+            return True
+    return False
 
 
 def _counted(noun: str) -> str:
@@ -1151,10 +1170,11 @@ _AUX = r"(?:does|do|did|will|would|should|could|can|might|may|is|are|was|were)"
 _TIME_UNITS = r"(?:milli|micro|nano)?seconds?|minutes?|hours?|days?|weeks?|months?|years?|ms"
 _PEOPLE = r"(?:people|persons|users|developers|programmers|engineers|companies|organi[sz]ations|businesses|students|" \
           r"scientists|analysts|customers|contributors|visitors|subscribers)"
+_LASTING = r"(?:take|wait|last|sleep|block|pause|hang|stay|remain)"  # the verbs of a duration ("does the lock wait")
 _AMOUNT_ASKED = (
     (AmountKind.DURATION, re.compile(
         _OPENS + rf"how\s+(?:long|many\s+(?:{_TIME_UNITS}))\s+(?:of\s+[\w-]+\s+(?:per\s+\w+\s+)?)?"
-                 rf"(?P<subject>{_AUX}\s+[^?.;]+?\s+take)\b", re.I)),
+                 rf"(?P<subject>{_AUX}\s+(?:[^?.;]|\.(?=\S))+?\s+{_LASTING})\b", re.I)),
     (AmountKind.FACTOR, re.compile(
         _OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+what\s+)(?P<noun>(?:percentage\s+)?"
                  r"speed-?\s?ups?(?:\s+factor)?|(?:compression\s+|speed\s+)?(?:ratio|factor)|percentage\s+"
@@ -1208,8 +1228,9 @@ class Amount:
     def text(self) -> str:
         if self.kind is AmountKind.DURATION:  # "will the upgrade take" → "how long the upgrade will take"
             aux, _, rest = self.subject.partition(" ")
-            rest = rest.removesuffix(" take")
-            said = {"does": "takes", "do": "take", "did": "took"}.get(aux.lower(), f"{aux} take")
+            rest, _, verb = rest.rpartition(" ")
+            said = {"does": f"{verb}s", "do": verb}.get(aux.lower(), "took" if verb == "take" and aux.lower() == "did"
+                                                          else f"{aux} {verb}")
             return f"how long {rest} {said}"
         if self.kind is AmountKind.DOWNLOADS:
             return f"how many times {self.subject} was {self.noun}"
@@ -1248,6 +1269,87 @@ def amounts(question: str) -> list[Amount]:
     return out
 
 
+# a bound or an exact figure asked by name: "What is the maximum number of characters a package name may have?",
+# "what exact value in meters does earth() return?" (not "what value does it have", which a manual says in words)
+_BOUNDS = r"maximum|minimum|max|min|largest|smallest|highest|lowest|greatest|exact"
+_LIMIT_ASKED = (
+    re.compile(_OPENS + r"(?:what|which)(?:'s|\s+(?:is|are|was|were))\s+the\s+(?P<bound>" + _BOUNDS + r")\s+"
+               r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)\s+of\s+"
+               r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
+               r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|\s*[?,;.]|$)",
+               re.I),
+    re.compile(_OPENS + r"(?:what|which)\s+(?P<bound>exact|precise|specific)\s+(?P<measure>number|value|figure|"
+               r"amount|size|count|limit)(?:\s+in\s+(?P<noun>[\w-]+))?\s+"
+               r"(?P<subject>(?:does|do|did|is|are|will|would)\s+(?:[^?.;,]|\.(?=\S))+)", re.I),
+)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The question asks a bound or an exact figure by name ("the maximum number of characters", "what exact value in
+    meters"): only a sentence giving a number of that thing answers it; one describing the thing in words does not."""
+
+    bound: str  # "maximum", "exact"
+    measure: str  # "number", "value"
+    noun: str = ""  # what is counted or its unit: "characters", "meters" ("" if the question names neither)
+    subject: str = ""  # what the exact figure is of, asked: "does it pass to listen()"
+    of: str = ""  # what has the bound, said after what is counted: "name" of "characters a package name may have"
+
+    @property
+    def text(self) -> str:
+        if self.subject:  # "what exact value in meters does earth() return"
+            return f"what {self.bound} {self.measure}" + (f" in {self.noun}" if self.noun else "") + f" {self.subject}"
+        return f"the {self.bound} {self.measure} of {self.noun}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence with a number in digits beside what is counted or its unit ("6378168 meters", "at most 64
+        characters"; not "Returns 1 if connection is busy") — any number, for a figure asked in no unit — naming what
+        has the bound ("title … 65 characters" is not of a name) and a word of what an exact figure is of."""
+        forms = text_forms(sentence)
+        if self.of and not text_forms(self.of) & forms:
+            return False
+        head = _counted(self.noun)
+        if head and not _numbered(head, sentence, after=CAPACITY_SPAN):
+            return False
+        if not head and not (_counts_something(sentence) and re.search(r"\d", sentence)):
+            return False
+        words = [w for w in re.findall(r"[A-Za-z_][\w.()]*", self.subject) if w.lower() not in STOP
+                 and w.lower() not in _ASKING_VERBS]
+        return not words or any(text_forms(w) & forms for w in words)
+
+
+_BOUNDED = frozenset("allowed permitted possible supported accepted in for per on of that which".split())
+_HOLDER_ENDS = frozenset("can could may might will would should must is are has have does do gets get holds hold "
+                         "keeps keep takes take accepts accept".split())
+_DETERMINERS = frozenset("a an the one each any my our your its their".split())
+
+
+def _holder(rest: str) -> str:
+    """The head word of what has the bound, said after what is counted ("a package name may have" → "name", "allowed
+    in an R package name" → "name"); "" if the clause says none."""
+    words = re.findall(r"[\w.'-]+", re.split(r"[?.;,!]", rest, maxsplit=1)[0])
+    while words and (words[0].lower() in _BOUNDED or words[0].lower() in _DETERMINERS):
+        words.pop(0)
+    phrase = []
+    for w in words[:4]:
+        if w.lower() in _HOLDER_ENDS or w.lower() in _BOUNDED:
+            break
+        phrase.append(w)
+    return phrase[-1] if phrase and phrase[-1].lower() not in STOP else ""
+
+
+def limits(question: str) -> list[Limit]:
+    """The bounds and exact figures a question asks by name, each at the opening of one of its clauses."""
+    out = []
+    for pattern in _LIMIT_ASKED:
+        for m in pattern.finditer(question):
+            found = m.groupdict()
+            subject = " ".join((found.get("subject") or "").split())
+            out.append(Limit(m.group("bound").lower(), m.group("measure").lower(), " ".join((found["noun"] or "").split()),
+                             subject, "" if subject else _holder(question[m.end():])))
+    return out
+
+
 # a person's life ("Which university did Guido van Rossum graduate from?"): a person named (`_NAMED`) and a word of a
 # biography
 _LIFE = re.compile(r"\b(?:graduat\w*|born|birth\w*|died|death|married|spouse|wife|husband|salary|net\s+worth|"
@@ -1277,7 +1379,7 @@ def lives(question: str) -> list[Life]:
 
 
 # what a question asks that only a sentence stating it answers
-Unstated = Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount
+Unstated = Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -1288,7 +1390,7 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     text = focus.question.text
     asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
                              *counts(text), *capacities(text), *prices(text), *shares(text), *lives(text),
-                             *ratios(text)]
+                             *ratios(text), *limits(text)]
     asked += [a for a in amounts(text) if not asked]  # (what the others ask already, said once)
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
