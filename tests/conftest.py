@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,13 @@ def lead_report_from_findings(request: ModelRequest) -> ModelResponse:
         for c in sub.findings.claims:
             lines.append(f"{c.text} [{', '.join(c.source_ids)}]")
     return text("\n".join(lines))
+
+
+def ctrl_c_default() -> None:
+    """For `subprocess.Popen(preexec_fn=…)`: Ctrl-C's default disposition in the child. A shell without job control
+    starts a background command (`pytest … &`) with SIGINT ignored, which its children inherit; a test of what Ctrl-C
+    does must not depend on how pytest was started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

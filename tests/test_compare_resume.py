@@ -19,6 +19,7 @@ import pytest
 
 from lead_agent.rundir import RunDir
 
+from .conftest import ctrl_c_default
 from .fakes.anthropic_server import FakeAnthropicServer, Reply, hang
 from .fakes.research_play import ResearchPlay
 from .test_compare import fewer_subagents_variant, write_corpus, write_questions
@@ -74,7 +75,7 @@ def _stuck_calls(srv: FakeAnthropicServer) -> int:
 
 def _start_and_wait(tmp_path: Path, srv: FakeAnthropicServer, args: list[str], in_flight: int) -> subprocess.Popen:
     proc = subprocess.Popen(_compare(*args), cwd=tmp_path, env=_env(tmp_path, srv), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)
     deadline = time.monotonic() + 120  # a bound, not a timing: the loop leaves as soon as the cells are stuck
     while _stuck_calls(srv) < in_flight:
         if time.monotonic() > deadline or proc.poll() is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from subagents.transcript import read_events
 
+from .conftest import ctrl_c_default
 from .fakes.anthropic_server import FakeAnthropicServer, hang, tool_use
 
 
@@ -37,7 +38,7 @@ def test_sigint_marks_the_run_interrupted_and_keeps_every_line(tmp_path: Path) -
             [sys.executable, "-m", "lead_agent.cli", "run", "What do task groups do?", "--corpus", str(docs),
              "--runs-dir", str(tmp_path / "runs"), "--lead-model", "claude-opus-4-6",
              "--subagent-model", "claude-haiku-4-5"],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)
         deadline = time.monotonic() + 120  # a bound, not a timing: the loop leaves as soon as both are stuck
         while time.monotonic() < deadline:  # wait until both subagents are stuck in their second call
             if sum(1 for r in srv.requests if len(r.body.get("messages", [])) > 1 and
