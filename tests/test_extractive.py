@@ -791,23 +791,26 @@ def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_
     assert "No retrieved passage mentions room_id" in report, report
 
 
-def test_a_name_the_scene_tells_in_the_corpus_words_is_not_missing_from_the_passages() -> None:
+def test_an_identifier_the_corpus_documents_told_in_the_scene_is_not_missing_from_the_passages() -> None:
     from subagents.extractive.undocumented import unanswered
 
-    # "Plotd" is the corpus's own word (in 60 of 10,000 passages): the scene tells the setting with it, the asking
-    # sentence does not name it, and the passages answering the ask need not repeat it
+    # plotd() has headings of its own (5 of 60 passages): the scene tells the setting with it, the asking sentence
+    # does not name it, and the passages answering the ask need not repeat it
     passages = {"S1": Passage("S1", "Frames", "Double buffering", "To show a whole frame at once, call hold() before "
                               "drawing and flush() after it.", True)}
-    weights = Weights(passages=10_000, df={"plotd": 60, "gizmod": 3, "frame": 400, "flicker": 40},
-                      titled={"plotd": 0, "gizmod": 0})
+    weights = Weights(passages=10_000, df={"plotd": 60, "gizmod": 3, "zorbd": 60, "frame": 400, "flicker": 40},
+                      titled={"plotd": 5, "gizmod": 0, "zorbd": 0})
     ev = Evidence(passages, weights)
-    told = "Each frame flickers while Plotd draws my points. How do I show a whole frame at once?"
-    assert unanswered(focus_of(told), ev, []).missing == []
-    # a name the corpus mentions only in passing is still missing there; so is one the asking sentence names
-    rare = "Each frame flickers while Gizmod draws my points. How do I show a whole frame at once?"
-    assert [t.text for t in unanswered(focus_of(rare), ev, []).missing] == ["Gizmod"]
-    asked = "Each frame flickers. How do I show a whole frame at once in Plotd?"
-    assert [t.text for t in unanswered(focus_of(asked), ev, []).missing] == ["Plotd"]
+    ask = "How do I show a whole frame at once?"
+
+    def missing(question: str) -> list[str]:
+        return [t.text for t in unanswered(focus_of(question), ev, []).missing]
+
+    assert missing(f"Each frame flickers while plotd() draws my points. {ask}") == []
+    # one the corpus mentions in passing, or uses with no heading naming it, is still missing; so is one asked about
+    assert missing(f"Each frame flickers while gizmod() draws my points. {ask}") == ["gizmod()"]
+    assert missing(f"Each frame flickers while zorbd() draws my points. {ask}") == ["zorbd()"]
+    assert missing("Each frame flickers. How do I show a whole frame at once with plotd()?") == ["plotd()"]
 
 
 def test_a_library_named_by_an_ordinary_word_the_documents_give_no_page_is_not_found(tmp_path: Path) -> None:
@@ -3216,6 +3219,7 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
     ("It has naming rules. What's the maximum number of characters allowed in a package name?",
      ("the maximum number of characters", "name")),
     ("What is the maximum size of a table?", ("the maximum size of a table", "")),
+    ("What’s the largest size of a row?", ("the largest size of a row", "")),  # a typographic apostrophe
     ("What exact number does it pass to listen()?", ("what exact number does it pass to listen()", "")),
     ("What exact value in meters does earth() return?", ("what exact value in meters does earth() return", "")),
     ("What value does the loop variable have afterwards?", None),  # a value a manual says in words

@@ -42,18 +42,9 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)
              and not not_asked(t, focus) and not own_data_name(t, focus, ev.weights)]
-    return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights)
-            and not _told_in_the_corpus_words(t, focus, ev.weights)
+    question = focus.whole or focus.question.text
+    return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights, question)
             or _foreign_package(t, ev.weights) and not _written_whole(t, raw) or not _mentioned_in_its_package(t, ev)]
-
-
-def _told_in_the_corpus_words(term: Term, focus: Focus, weights: Weights) -> bool:
-    """A name only a story's scene holds, none of its asking sentences, that the corpus writes more than in passing
-    ("contrib" in PostgreSQL's manual, 76 passages; `points()` in R's, titled): the asker tells their setting in the
-    corpus's own words, and the passages that answer what they ask need not repeat it (a product the corpus lacks, or
-    mentions only in passing, is still missing)."""
-    return weights.known(term) and not weights.absent(term) and not weights.incidental(term) \
-        and scene_only(term, focus.whole or focus.question.text)
 
 
 def _written_whole(term: Term, raw: str) -> bool:
@@ -63,11 +54,14 @@ def _written_whole(term: Term, raw: str) -> bool:
     return written(called_name(term.text.strip(".@`")), raw)
 
 
-def _a_documented_name(term: Term, weights: Weights) -> bool:
+def _a_documented_name(term: Term, weights: Weights, question: str) -> bool:
     """A name the corpus covers (a title or heading names it, and it is no passing mention: "Linux" in Python's
     documentation) which the retrieved passages leave out: the answer is not particular to it ("works on Linux but
-    fails on Windows"), not a thing the documents lack."""
-    return term.kind is TermKind.NAME and weights.titled.get(term.key, 0) > 0 and not weights.incidental(term)
+    fails on Windows"), not a thing the documents lack. So is an identifier the corpus covers that only a story's
+    scene holds ("each points() and lines() call shows up as it happens. How do I build a whole frame …?"): the
+    asker tells their setting in the corpus's words, and the passages that answer the ask need not repeat them."""
+    documented = weights.titled.get(term.key, 0) > 0 and not weights.incidental(term)
+    return documented and (term.kind is TermKind.NAME or scene_only(term, question))
 
 
 _COMMAND_LINE = re.compile(r"[\w.-]+(?:\s+[\w./~=-]+)+")
@@ -1273,7 +1267,7 @@ def amounts(question: str) -> list[Amount]:
 # "what exact value in meters does earth() return?" (not "what value does it have", which a manual says in words)
 _BOUNDS = r"maximum|minimum|max|min|largest|smallest|highest|lowest|greatest|exact"
 _LIMIT_ASKED = (
-    re.compile(_OPENS + r"(?:what|which)(?:'s|\s+(?:is|are|was|were))\s+the\s+(?P<bound>" + _BOUNDS + r")\s+"
+    re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+(?P<bound>" + _BOUNDS + r")\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)\s+of\s+"
                r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
                r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|\s*[?,;.]|$)",
