@@ -38,7 +38,7 @@ from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms
                     variant_values, weight)
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, english, not_asked, own_data_name, spells, unanswered, unmatchable
+from .undocumented import Unstated, derived, english, not_asked, spells, set_aside, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
@@ -107,6 +107,11 @@ class Focus:
     compared: list[str] = field(default_factory=list)  # the entities compared, this one first (a comparison's part)
 
     @property
+    def whole_question(self) -> str:
+        """The whole question this objective is part of, or the objective itself: where its scene is told."""
+        return self.whole or self.question.text
+
+    @property
     def nested(self) -> bool:
         """A sibling's entity holds this one's words ("materialized view" for "view")."""
         return any(holds(o, self.compared[0]) for o in self.compared[1:])
@@ -143,7 +148,7 @@ class Focus:
     def key_names(self, weights: Weights) -> list[Term]:
         """The names and identifiers the objective is about (the corpus's own name and the asker's scene aside)."""
         return [t for t in self.terms if t.kind in (TermKind.NAME, TermKind.IDENT) and not weights.domain(t)
-                and not not_asked(t, self) and not own_data_name(t, self, weights)]
+                and not set_aside(t, self, weights)]
 
 
 def focus_of(objective: str, out_of_scope: list[str] | None = None) -> Focus:
@@ -439,7 +444,7 @@ def weighted_terms(focus: Focus, weights: Weights, indexed: set[str], raw: str) 
             out.append((replace(t, forms=t.forms.union(*(d.forms for d in docs))),
                         min(weight(d, weights) for d in docs)))
             continue
-        said = focus.whole or focus.question.text
+        said = focus.whole_question
         shown = CONTEXT_WEIGHT if t.text in variant_values(said) or only_declined(t, said) \
             else SCENE_WEIGHT if told_not_asked(t, said) else 1.0
         out.append((t, weight(t, weights) * shown * (DOMAIN_WEIGHT if weights.domain(t) else 1.0)))
@@ -738,7 +743,7 @@ def scene_instance(term: Term, focus: Focus, ev: Evidence) -> bool:
     instance of what it documents ("a file change can happen because of programs such as newsyslog and logrotate"):
     the documents speak of the asker's case there, so the name mentioned in passing is no sign that they do not
     answer. (Unlike `told_not_asked`, an ask pointing back into the scene does not matter: the text names the name.)"""
-    if not scene_only(term, focus.whole or focus.question.text):
+    if not scene_only(term, focus.whole_question):
         return False
     given = re.compile(rf"{_INSTANCE_OF}{re.escape(term.text)}\b", re.I)
     return any(given.search(p.text) for p in ev.passages.values())
@@ -782,6 +787,5 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     # (a whole number is an example's value, weighed in no score: no claim needs to repeat it; nor a name the question
     # holds but does not ask about, such as the asker's data in a quoted instance)
     uncovered = [t for t in focus.terms if t.named and not t.plain_number and not ev.weights.domain(t)
-                 and not ev.weights.everyday(t) and not mentions(t, forms, said) and not not_asked(t, focus)
-                 and not own_data_name(t, focus, ev.weights)]
+                 and not ev.weights.everyday(t) and not mentions(t, forms, said) and not set_aside(t, focus, ev.weights)]
     return Selection(chosen, [], gaps.missing, coverage, uncovered=uncovered)

@@ -41,9 +41,8 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)
-             and not not_asked(t, focus) and not own_data_name(t, focus, ev.weights)]
-    question = focus.whole or focus.question.text
-    return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights, question)
+             and not set_aside(t, focus, ev.weights)]
+    return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights, focus.whole_question)
             or _foreign_package(t, ev.weights) and not _written_whole(t, raw) or not _mentioned_in_its_package(t, ev)]
 
 
@@ -324,7 +323,7 @@ def not_asked(term: Term, focus: Focus) -> bool:
     """A name the question holds but does not ask about: one the asker does without, the place their things are,
     a file of their own, a value they show in variants ("'Alice' and 'alice'") or in a quoted instance ("a string
     like 'session=abc123; theme=dark'")."""
-    question = focus.whole or focus.question.text
+    question = focus.whole_question
     return declined(term, focus.question.text) or in_the_setting(term, question) or own_file(term, question) \
         or term.text in variant_values(question) or in_example_literal(term.text, question)
 
@@ -342,7 +341,13 @@ def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
         return False
     if weights.known(term) and not (weights.absent(term) or weights.incidental(term)):
         return False
-    return scene_only(term, focus.whole or focus.question.text)
+    return scene_only(term, focus.whole_question)
+
+
+def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
+    """A name the question holds but does not ask about (`not_asked`), or the asker's own data (`own_data_name`):
+    no key name, no name the documents must hold, nothing a claim must cover."""
+    return not_asked(term, focus) or own_data_name(term, focus, weights)
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
@@ -604,7 +609,7 @@ def undocumented_compounds(focus: Focus, ev: Evidence) -> list[Term]:
     out = []
     for run in _compounds(focus.question.text, focus.question.terms):
         name = make_term(run, TermKind.NAME)
-        if declined(name, focus.question.text) or placed_as_own(name, focus.whole or focus.question.text):
+        if declined(name, focus.question.text) or placed_as_own(name, focus.whole_question):
             continue
         words = run.split()
         own = [not ev.weights.domain(make_term(w, TermKind.NAME)) for w in words]
@@ -1239,9 +1244,15 @@ class Amount:
             return False
         if said is None and not (_counts_something(sentence) and text_forms(self.noun.split()[-1]) & forms):
             return False
-        words = [w for w in re.findall(r"[A-Za-z][\w+#-]*", self.subject)
-                 if w.lower() not in STOP and w.lower() not in _ASKING_VERBS]
-        return not words or any(text_forms(w) & forms for w in words)
+        return _of_subject(self.subject, forms)
+
+
+def _of_subject(subject: str, forms: set[str]) -> bool:
+    """A sentence (its `forms`) names a word of what a figure is of ("upgrade" of "will the upgrade take", "earth()"
+    of "does earth() return"), the asking's own verbs aside; any sentence does for a subject of no such word."""
+    words = [w for w in re.findall(r"[A-Za-z_][\w.()+#-]*", subject) if w.lower() not in STOP
+             and w.lower() not in _ASKING_VERBS]
+    return not words or any(text_forms(w) & forms for w in words)
 
 
 # a duration asked as a measurement: in a time unit, or estimated ("how long does a checkpoint take" alone a manual
@@ -1307,9 +1318,7 @@ class Limit:
             return False
         if not head and not (_counts_something(sentence) and re.search(r"\d", sentence)):
             return False
-        words = [w for w in re.findall(r"[A-Za-z_][\w.()]*", self.subject) if w.lower() not in STOP
-                 and w.lower() not in _ASKING_VERBS]
-        return not words or any(text_forms(w) & forms for w in words)
+        return _of_subject(self.subject, forms)
 
 
 _BOUNDED = frozenset("allowed permitted possible supported accepted in for per on of that which".split())
