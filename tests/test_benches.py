@@ -171,3 +171,15 @@ def test_bench_quality_verbose_never_shows_a_held_out_question(tmp_path: Path) -
     assert "s-1 dev" in out["set"] and "s-3 dev" in out["set"]  # dev questions are shown
     assert "s-2" not in out["set"] and "holdout" in out["set"]  # the holdout is counted, not shown
     assert "s-1" not in out["probe_holdout"] and "probe" in out["probe_holdout"]
+
+
+def test_the_probes_readme_names_every_probe_file_as_it_is_called() -> None:
+    # a probe renamed (a holdout read per question once measured) must be renamed in the table and in its command too:
+    # before, the commands still named python_fresh10_holdout.jsonl after the file lost its "_holdout"
+    probes = ROOT / "bench" / "probes"
+    text = (probes / "README.md").read_text()
+    files = {p.name for p in probes.glob("*.jsonl")}
+    listed = set(re.findall(r"^\| `([\w.-]+\.jsonl)` \|", text, re.M))
+    commanded = set(re.findall(r"--questions bench/probes/([\w.-]+\.jsonl)", text))
+    assert listed == files, (sorted(listed - files), sorted(files - listed))
+    assert commanded <= files, sorted(commanded - files)
