@@ -1466,6 +1466,19 @@ def test_sentences_that_name_none_of_the_names_asked_about_answer_something_else
     assert "clone() with deep=True" in section(report, "Answer"), report
 
 
+def test_a_later_part_is_asked_in_the_name_the_whole_question_opens_in(docs: Path, tmp_path: Path) -> None:
+    # "In JavaScript, what's the equivalent of asyncio.gather …? And does it reject as soon as one of them fails?":
+    # the second part asks of JavaScript too; before, it was answered from gather()'s own entry
+    (docs / "gadgetscript.txt").write_text("Gadgetscript\n\nGadgetscript is a scripting language that draws "
+                                           "gadgets on a canvas.\n")
+    report = run("In Gadgetscript, how do I copy a widget? And does clone keep the children?", docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "No sentence close enough to quote mentions Gadgetscript." in report, report
+    # asked without that opening, the parts are about widgets, which the widget sentences answer
+    report = run("How do I copy a widget? And does clone keep the children?", docs, tmp_path / "own").report
+    assert "children are copied as well" in section(report, "Answer"), report
+
+
 def test_a_comparison_made_in_a_name_no_passage_mentions_is_not_found(docs: Path, tmp_path: Path) -> None:
     # each compared thing is documented; the comparison is asked in Zorbscript, which no passage mentions
     report = run("What is the difference between widgets and gadgets in Zorbscript?", docs, tmp_path).report

@@ -711,7 +711,10 @@ def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]
     entries, names any of them: the closest sentences answer something else ("var" of contextvars for "let and
     var in JavaScript"), so quoting them would be an answer built from word overlap."""
     asked = focus.question.text
-    names = [t for t in focus.key_names(weights) if t not in focus.siblings and sets_the_scene(t.text, asked)]
+    # a name a part carries from the whole question ("And does it reject …?" of "In JavaScript, what's …?") sets the
+    # part's scene where it sets the whole question's
+    names = [t for t in focus.key_names(weights) if t not in focus.siblings and (
+        sets_the_scene(t.text, asked) or t in focus.about and focus.whole and sets_the_scene(t.text, focus.whole))]
     if not names or any(t.kind is not TermKind.NAME for t in names):
         return []  # an identifier or a keyword the sentences leave out may still be what they document
     for u in chosen:
