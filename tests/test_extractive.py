@@ -84,6 +84,11 @@ def section(report: str, title: str) -> str:
     ("How can I print a large integer with commas between groups of thousands, like 1,234,567?",
      ["print", "large", "integer", "commas", "groups", "thousands"]),
     ("I would like to sort a list", ["sort", "list"]),
+    # a lone capital letter where a number would stand is the asker's count, no name (before, "No sentence close enough
+    # to quote mentions N" made a question not found); a letter that names something stays ("T as shorthand")
+    ("How do I skip the first N rows of a file and retry a failing read N times?",
+     ["skip", "first", "rows", "file", "retry", "failing", "read"]),
+    ("I used T as shorthand for TRUE", ["T", "shorthand", "TRUE"]),
     ("My query with WHERE name LIKE 'abc%' is slow", ["query", "WHERE", "name", "LIKE", "abc", "slow"]),  # SQL's
     ("What does the like operator do?", ["like", "operator"]),
     ("Why does f(1,234) fail?", ["f(1,234)", "fail"]),  # a call's arguments, no number written out

@@ -286,6 +286,8 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
             continue  # "e.g.", "i.e.": an abbreviation of prose, no identifier
         if _a_unit(toks, i, text):
             continue  # "a 200 GB table": a quantity's unit
+        if _counts_as_a_number(tok, start, text):
+            continue  # "retries a failing command N times", "skips the first N rows": a count, no name
         if tok.lower() in _CONTRACTED and text[max(0, start - 1):start] in ("'", "’") and start > 1 \
                 and text[start - 2].isalpha():
             continue  # "they're", "you've", "we'll": the tail of a contraction, no word (nor Python's `re`)
@@ -508,6 +510,20 @@ def placeholder(tok: str) -> bool:
     holding one ("myapp.db.Client", `from myapp.db import Client`): the asker's own thing, which no page names."""
     return any(m is not None and zipf(m.group(1)) >= PLACEHOLDER_ZIPF and zipf(part) < WORD_ZIPF
                for part in re.findall(r"[A-Za-z][A-Za-z_]*", tok) for m in [_MY.fullmatch(part)])
+
+
+# a lone capital letter where a number would stand: "N times", "the first N rows", "every K seconds"
+_COUNT_AFTER = re.compile(r"\s+times\b")
+_COUNT_BEFORE = re.compile(r"\b(?:first|last|top|every|next|previous|up\s+to|at\s+most|at\s+least)\s+$", re.I)
+
+
+def _counts_as_a_number(tok: str, start: int, text: str) -> bool:
+    """A lone capital letter standing for a count ("retries N times", "skips the first N rows"): the asker's number,
+    no name a page must hold."""
+    if not re.fullmatch(r"[A-Z]", tok):
+        return False
+    after = text[start + 1:]
+    return bool(_COUNT_AFTER.match(after) or _COUNT_BEFORE.search(text[:start]) and re.match(r"\s+[a-z]+s\b", after))
 
 
 _UNIT = re.compile(r"[A-Za-z]{1,3}")  # GB, MB, TiB, ms: a quantity's unit, as short as units are written
