@@ -34,6 +34,19 @@ def by_css(driver: Any, css: str) -> Any:
     return driver.find_element(By.CSS_SELECTOR, css)
 
 
+def text_once_shown(driver: Any, css: str, needle: str, timeout: float = 5.0) -> str:
+    """The element's text once it holds `needle` (or after `timeout`): content added by an event handler — a
+    <details> fills its body on its "toggle" event, which the browser dispatches after the click returns."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        WebDriverWait(driver, timeout).until(lambda d: needle in by_css(d, css).text)
+    except TimeoutException:
+        pass
+    return by_css(driver, css).text
+
+
 def click(driver: Any, css: str) -> None:
     """Scroll the element to the middle of the window (clear of the sticky bar), as a person would, and click."""
     el = by_css(driver, css)
@@ -64,7 +77,7 @@ def test_the_trace_viewer_opens_and_shows_an_agent_and_a_citation(browser: Any, 
     assert "Agent r1-sub2" in detail and sub2.delegation.objective in detail
     assert by_css(browser, "#agent-r1-sub2").get_attribute("open") is not None
     click(browser, "#agent-r1-sub2 details.transcript > summary")
-    assert "search_corpus" in by_css(browser, "#agent-r1-sub2 details.transcript").text
+    assert "search_corpus" in text_once_shown(browser, "#agent-r1-sub2 details.transcript", "search_corpus")
 
     # click citation [1]: the passage it cites, with its title and link
     sid = run.trace.citation.cited_sources[0]
