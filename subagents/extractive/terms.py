@@ -513,17 +513,18 @@ def placeholder(tok: str) -> bool:
 
 
 # a lone capital letter where a number would stand: "N times", "the first N rows", "every K seconds"
-_COUNT_AFTER = re.compile(r"\s+times\b")
+_TIMES_AFTER = re.compile(r"\s+times\b")
+_COUNTED_AFTER = re.compile(r"\s+[a-z]+s\b")  # what is counted, in the plural
 _COUNT_BEFORE = re.compile(r"\b(?:first|last|top|every|next|previous|up\s+to|at\s+most|at\s+least)\s+$", re.I)
 
 
 def _counts_as_a_number(tok: str, start: int, text: str) -> bool:
     """A lone capital letter standing for a count ("retries N times", "skips the first N rows"): the asker's number,
     no name a page must hold."""
-    if not re.fullmatch(r"[A-Z]", tok):
+    if len(tok) != 1 or not tok.isupper():
         return False
     after = text[start + 1:]
-    return bool(_COUNT_AFTER.match(after) or _COUNT_BEFORE.search(text[:start]) and re.match(r"\s+[a-z]+s\b", after))
+    return bool(_TIMES_AFTER.match(after) or _COUNT_BEFORE.search(text[:start]) and _COUNTED_AFTER.match(after))
 
 
 _UNIT = re.compile(r"[A-Za-z]{1,3}")  # GB, MB, TiB, ms: a quantity's unit, as short as units are written
