@@ -1458,18 +1458,22 @@ def unanswered(focus: Focus, ev: Evidence, names: list[Term]) -> Unanswered:
             missing.append(t)
         elif ev.weights.incidental(t) and not api_entry(t, raw) and not spelled_out(t, ev):
             passing.append(t)
-    missing += [t for t in absent_counterparts(focus, ev.weights) if t not in missing]
+    for t in uncovered_counterparts(focus, ev.weights):
+        if t in missing or t in passing:
+            continue
+        (missing if ev.weights.absent(t) else passing).append(t)
     return Unanswered(missing, [t for t in passing if t not in missing], unknown_words(focus, ev.weights, raw),
                       unranked(focus, ev))
 
 
-def absent_counterparts(focus: Focus, weights: Weights) -> list[Term]:
+def uncovered_counterparts(focus: Focus, weights: Weights) -> list[Term]:
     """The names of a thing this one is compared with that no passage of the corpus contains ("Citus" beside
-    PostgreSQL's own sharding): the documents cannot set the two apart, so neither side is answered from them
-    (its own row would be words of this side alone)."""
+    PostgreSQL's own sharding) or that it mentions only in passing, no title or heading naming it ("MySQL" in
+    PostgreSQL's manual): the documents cannot set the two apart, so neither side is answered from them (its own
+    row would be words of this side alone)."""
     out: list[Term] = []
     for other in focus.compared[1:]:
         terms = extract_terms(other, sentence=False)  # a name alone, "Citus", though its capital opens it
-        if terms and all(t.kind is TermKind.NAME and weights.absent(t) for t in terms):
+        if terms and all(t.kind is TermKind.NAME and (weights.absent(t) or weights.incidental(t)) for t in terms):
             out += terms
     return out
