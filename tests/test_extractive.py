@@ -3183,6 +3183,9 @@ def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package()
     ("What percentage of the table is scanned before autovacuum runs?", None),  # a setting's share, no population's
     ("Which university did Guido van Rossum graduate from?", "when or where Guido van Rossum graduate"),
     ("Who is Guido van Rossum?", None),  # what he made, which manuals say
+    ("Which company does Guido van Rossum work for these days?", "whom Guido van Rossum works for"),
+    ("Who employs Tom Lane?", "whom Tom Lane works for"),
+    ("Does asyncio work at all on Windows Server?", None),  # a name, but no employer asked
     ("How many times faster is a deep copy than a shallow copy?", "how many times faster a deep copy is"),
     ("How many times is the trigger fired per row?", None),  # how often, no ratio
     ("How much slower does a deep copy run when tracing is on?", "how much slower a deep copy is"),  # a ratio too
@@ -3304,6 +3307,10 @@ def test_a_life_is_stated_by_a_sentence_naming_the_person_with_a_word_of_a_biogr
     life, = lives("Which university did Guido van Rossum graduate from?")
     assert life.stated_by("Guido van Rossum graduated from the University of Amsterdam in 1982.")
     assert not life.stated_by("Guido van Rossum created Python at CWI in the Netherlands.")
+    employer, = lives("Which company does Guido van Rossum work for these days?")
+    assert employer.stated_by("Guido van Rossum works for Microsoft.")
+    assert not employer.stated_by("In 1995, Guido continued his work on Python at the Corporation for National "
+                                  "Research Initiatives (CNRI) in Reston, Virginia.")  # a history, no employer
 
 
 def test_a_way_the_asker_does_without_is_not_what_the_answer_covers(docs: Path, tmp_path: Path) -> None:

@@ -1368,17 +1368,32 @@ class Life:
 
     @property
     def text(self) -> str:
+        if self.about == _WORKS_FOR:
+            return f"whom {self.person} {self.about}"
         return f"when or where {self.person} {self.about}"
 
     def stated_by(self, sentence: str) -> bool:
-        """A sentence naming the person (by their last name) with a word of a biography."""
+        """A sentence naming the person (by their last name) with a word of a biography (of an employment, asked
+        whom they work for: "continued his work on Python at CNRI" is a history, no employer)."""
         last = self.person.split()[-1]
-        return bool(re.search(rf"\b{re.escape(last)}\b", sentence)) and bool(_LIFE.search(sentence))
+        said = _EMPLOYED if self.about == _WORKS_FOR else _LIFE
+        return bool(re.search(rf"\b{re.escape(last)}\b", sentence)) and bool(said.search(sentence))
 
 
 def lives(question: str) -> list[Life]:
+    """A named person's life or employer the question asks ("when was Guido van Rossum born", "Which company does
+    Guido van Rossum work for these days?")."""
     named, life = _NAMED.search(question), _LIFE.search(question)
+    if named and _EMPLOYER_ASKED.search(question):
+        return [Life(named.group(0), _WORKS_FOR)]
     return [Life(named.group(0), life.group(0).lower())] if named and life else []
+
+
+# whom someone works for, asked: "Which company does X work for", "Where does X work now?", "Who employs X?"
+_EMPLOYER_ASKED = re.compile(r"(?:\b(?:which|what)\s+(?:compan(?:y|ies)|organi[sz]ations?|employers?|firms?)\s+(?:does|do|did)"
+                             r"|\bwhere\s+(?:does|do|did))\b[^?]*?\bwork(?:s|ing)?\b|\bwho\s+(?:employs|pays)\b", re.I)
+_EMPLOYED = re.compile(r"\b(?:works|working|worked)\s+(?:for|at)\b|\bemploy(?:s|ed|er|ee|ment)\b|\bjoined\b", re.I)
+_WORKS_FOR = "works for"
 
 
 # what a question asks that only a sentence stating it answers
