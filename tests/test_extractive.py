@@ -780,6 +780,21 @@ def test_a_scenes_name_a_text_gives_as_an_instance_is_no_passing_mention(docs: P
     assert "mention Qt only in passing" in result.report, result.report
 
 
+def test_a_scenes_name_an_answering_sentence_mentions_is_no_passing_mention(docs: Path, tmp_path: Path) -> None:
+    # "Our old scripts were saved in the Windows-1252 encoding … What do I put at the top of such a file …?": the
+    # sentence that answers names the asker's case ("to declare that Windows-1252 encoding is to be used, the first
+    # line … should be:"); before, the name mentioned in passing made the question "not found"
+    (docs / "legacy.txt").write_text("Legacy widgets\n\nTo copy a widget built with Zorblax together with its "
+                                     "children, call clone() with deep=True as for any other widget.\n")
+    scene = "Our old widgets were all built with Zorblax years ago."
+    result = run(f"{scene} How do I copy one of them together with its children?", docs, tmp_path)
+    assert "do not answer this question" not in section(result.report, "Answer"), result.report
+    assert "only in passing" not in result.report, result.report
+    # asked about, the same name is still mentioned in passing only
+    result = run(f"{scene} Which Zorblax setting makes a widget draw faster?", docs, tmp_path / "asked")
+    assert "mention Zorblax only in passing" in result.report, result.report
+
+
 def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_path: Path) -> None:
     # "room_id" is the asker's column: the documents never write it, the sentences that ask do not name it
     docs = write_tree(tmp_path / "docs", {

@@ -752,6 +752,15 @@ def scene_instance(term: Term, focus: Focus, ev: Evidence) -> bool:
     return any(given.search(p.text) for p in ev.passages.values())
 
 
+def told_by_an_answer(term: Term, focus: Focus, enough: list[Scored]) -> bool:
+    """A name the corpus mentions only in passing that only a story's scene holds, none of its asking sentences, and
+    that a sentence answering well enough itself mentions ("Our old scripts were saved in the Windows-1252 encoding …
+    What do I put at the top of such a file …?", "… to declare that Windows-1252 encoding is to be used, the first line
+    … should be:"): the documents speak of the asker's case where they answer. (A name the asking sentences hold,
+    "How do I read an Excel file with readxl?", stays a thing the documents leave undocumented.)"""
+    return scene_only(term, focus.whole_question) and any(mentions(term, s.unit.forms, s.unit.text) for s in enough)
+
+
 def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning = NO_MEANING) -> Selection:
     scored = score_all(focus, ev, meaning)
     best = scored[0] if scored else None
@@ -771,7 +780,8 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     enough = [s for s in scored[:10] if s.coverage >= floor and s.hits >= need
               or (_close_in_meaning(s) or s.unit.source_id in alike) and s.hits >= 1]
     gaps = unanswered(focus, ev, focus.key_names(ev.weights))
-    gaps.passing = [t for t in gaps.passing if not named_by_an_answer(t, enough) and not scene_instance(t, focus, ev)]
+    gaps.passing = [t for t in gaps.passing if not named_by_an_answer(t, enough) and not scene_instance(t, focus, ev)
+                    and not told_by_an_answer(t, focus, enough)]
     if best is None or gaps or not enough:
         return Selection([], related, gaps.missing, coverage, passing=gaps.passing, unknown=gaps.unknown,
                          unranked=gaps.unranked)
