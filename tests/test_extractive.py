@@ -767,32 +767,28 @@ def test_a_name_the_documents_only_mention_in_passing_is_not_found(docs: Path, t
     assert "do not answer this question" not in result.report
 
 
-def test_a_scenes_name_a_text_gives_as_an_instance_is_no_passing_mention(docs: Path, tmp_path: Path) -> None:
-    # the text speaks of the asker's case ("a toolkit such as Qt"); the question asks about copying widgets
-    (docs / "porting.txt").write_text("Porting\n\nSome teams port their widget code to a toolkit such as Qt before "
-                                      "drawing widgets on a window.\n")
-    scene = "Last year our team moved all of its widget code over to Qt."
-    result = run(f"{scene} Now how do I copy a widget together with its children?", docs, tmp_path)
-    assert "do not answer this question" not in section(result.report, "Answer"), result.report
-    assert "only in passing" not in result.report, result.report
-    # asked about, the same name is still mentioned in passing only
-    result = run(f"{scene} How do I add a button to a Qt window?", docs, tmp_path / "asked")
-    assert "mention Qt only in passing" in result.report, result.report
-
-
-def test_a_scenes_name_an_answering_sentence_mentions_is_no_passing_mention(docs: Path, tmp_path: Path) -> None:
-    # "Our old scripts were saved in the Windows-1252 encoding … What do I put at the top of such a file …?": the
-    # sentence that answers names the asker's case ("to declare that Windows-1252 encoding is to be used, the first
+@pytest.mark.parametrize("note, scene, ask, asked, name", [
+    # the text speaks of the asker's case, giving the name as an instance ("a toolkit such as Qt")
+    ("Porting\n\nSome teams port their widget code to a toolkit such as Qt before drawing widgets on a window.\n",
+     "Last year our team moved all of its widget code over to Qt.", "Now how do I copy a widget together with its "
+     "children?", "How do I add a button to a Qt window?", "Qt"),
+    # the sentence that answers names the asker's case ("Our old scripts were saved in the Windows-1252 encoding …
+    # What do I put at the top of such a file …?": "to declare that Windows-1252 encoding is to be used, the first
     # line … should be:"); before, the name mentioned in passing made the question "not found"
-    (docs / "legacy.txt").write_text("Legacy widgets\n\nTo copy a widget built with Zorblax together with its "
-                                     "children, call clone() with deep=True as for any other widget.\n")
-    scene = "Our old widgets were all built with Zorblax years ago."
-    result = run(f"{scene} How do I copy one of them together with its children?", docs, tmp_path)
+    ("Legacy widgets\n\nTo copy a widget built with Zorblax together with its children, call clone() with deep=True "
+     "as for any other widget.\n", "Our old widgets were all built with Zorblax years ago.",
+     "How do I copy one of them together with its children?", "Which Zorblax setting makes a widget draw faster?",
+     "Zorblax"),
+])
+def test_a_scenes_name_the_text_speaks_of_where_it_answers_is_no_passing_mention(
+        note: str, scene: str, ask: str, asked: str, name: str, docs: Path, tmp_path: Path) -> None:
+    (docs / "note.txt").write_text(note)
+    result = run(f"{scene} {ask}", docs, tmp_path)
     assert "do not answer this question" not in section(result.report, "Answer"), result.report
     assert "only in passing" not in result.report, result.report
     # asked about, the same name is still mentioned in passing only
-    result = run(f"{scene} Which Zorblax setting makes a widget draw faster?", docs, tmp_path / "asked")
-    assert "mention Zorblax only in passing" in result.report, result.report
+    result = run(f"{scene} {asked}", docs, tmp_path / "asked")
+    assert f"mention {name} only in passing" in result.report, result.report
 
 
 def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_path: Path) -> None:
