@@ -3210,6 +3210,54 @@ def test_a_price_a_population_share_and_a_life_are_asked_only_in_their_own_words
     assert [x.text for f in (prices, shares, lives, ratios) for x in f(question)] == ([asked] if asked else [])
 
 
+@pytest.mark.parametrize("question, asked", [
+    ("Exactly how many megabytes of stack does each new thread get by default on Linux?",
+     "how many megabytes of stack does each new thread get by default on Linux"),
+    ("I leave sessions open for days. After how many minutes of inactivity does the help server shut itself down?",
+     "how many minutes of inactivity does the help server shut itself down"),
+    ("How many bytes does a UUID take?", "how many bytes does a UUID take"),
+    ("In psql I'd like to see how many milliseconds each query takes after it runs.", None),  # how to see it
+    ("How do I find out how many bytes an object takes in memory?", None),  # how to find it out
+])
+def test_a_quantity_in_its_unit_is_asked_at_a_clauses_opening(question: str, asked: str | None) -> None:
+    from subagents.extractive.undocumented import quantities
+
+    assert [q.text for q in quantities(question)] == ([asked] if asked else [])
+
+
+def test_a_quantity_is_stated_by_a_number_in_a_unit_of_its_kind_that_is_no_bound() -> None:
+    from subagents.extractive.undocumented import quantities
+
+    stack, = quantities("Exactly how many megabytes of stack does each new thread get by default on Linux?")
+    assert stack.stated_by("A thread gets an 8 MB stack by default.")
+    assert stack.stated_by("The default stack is 8192 kB.")  # another unit of a size
+    for bound in ("The stack size must be 0 (use platform or configured default) or a positive integer value of at least "
+                  "32,768 (32 KiB).", "32 KiB is currently the minimum supported stack size value.",
+                  "Some platforms require a minimum stack size > 32 KiB."):
+        assert not stack.stated_by(bound), bound
+    assert not stack.stated_by("A thread runs for 8 seconds by default.")  # a time, not a size
+    assert not stack.stated_by("Each worker may allocate 8 MB of memory.")  # not of the stack
+    uuid, = quantities("Exactly how many bytes does an empty UUID take on a 64-bit machine?")
+    assert not uuid.stated_by("On a 64-bit machine a UUID is stored inline.")  # a word size, no amount
+    assert uuid.stated_by("A UUID takes 16 bytes.")
+    limit, = quantities("How many bytes can a UUID take at most?")  # a bound asked is stated by one
+    assert limit.stated_by("A UUID takes at most 16 bytes.")
+
+
+def test_a_quantity_no_sentence_gives_in_its_unit_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "Exactly how many megabytes of stack does each new thread get by default?" had been answered from "… at least
+    # 32,768 (32 KiB)", the least a stack may be
+    (docs / "cache.txt").write_text("Theme caches\n\nEach widget keeps a theme cache of at least 64 KiB, so that "
+                                    "themes are drawn quickly.\n")
+    question = "Exactly how many kilobytes of theme cache does each widget keep by default?"
+    report = run(question, docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "No retrieved passage says how many kilobytes of theme cache" in report, report
+    (docs / "cache.txt").write_text("Theme caches\n\nEach widget keeps a theme cache of 128 KiB by default, so that "
+                                    "themes are drawn quickly.\n")
+    assert "128 KiB" in answer_to(question, docs, tmp_path / "said")
+
+
 def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> None:
     from subagents.extractive.undocumented import ratios
 

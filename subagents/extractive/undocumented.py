@@ -1396,8 +1396,62 @@ _EMPLOYED = re.compile(r"\b(?:works|working|worked)\s+(?:for|at)\b|\bemploy(?:s|
 _WORKS_FOR = "works for"
 
 
+_SIZE_UNITS = r"bytes?|kilobytes?|megabytes?|gigabytes?|terabytes?|bits?|[kmgt]i?b"
+# a quantity asked in its unit at a clause's opening: "Exactly how many megabytes of stack does each new thread get by
+# default?", "After how many minutes of inactivity does the help server shut itself down?" (not "I'd like to see how
+# many milliseconds each query takes", nor "How do I find out how many bytes an object takes", which ask how)
+_QUANTITY_ASKED = re.compile(
+    _OPENS + r"(?:(?:after|within|in|for)\s+)?how\s+many\s+(?P<unit>" + _SIZE_UNITS + "|" + _TIME_UNITS + r")\s+"
+    r"(?:of\s+(?P<of>[\w-]+(?:\s+[\w-]+)?)\s+)?(?P<subject>" + _AUX + r"\s+(?:[^?.;]|\.(?=\S))+)", re.I)
+# (a "64-bit" machine is a word size, no amount of bits)
+_SIZE_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))(?:\s*-\s*(?!bit\b)|\s*)(?:{_SIZE_UNITS})\b", re.I)
+_TIME_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*-?\s*(?:{_TIME_UNITS}|s|secs?|min|mins|h|hrs?)\b",
+                        re.I)
+# a bound said before a figure ("at least 32,768 (32 KiB)", "up to 8 MB"): how far it may go, not how much it is
+_BOUND_BEFORE = re.compile(r"(?:\b(?:at\s+(?:least|most)|up\s+to|no\s+(?:more|less|fewer)\s+than|(?:more|less|fewer)\s+than|"
+                           r"minimum(?:\s+of)?|maximum(?:\s+of)?|as\s+(?:little|few|much|many)\s+as)|[<>]=?)\s*"
+                           r"(?:[\d,.]+\s*\(?\s*)?$", re.I)
+_DEFAULT = re.compile(r"\bdefaults?\b|\bby\s+default\b", re.I)
+# a bound named ("the minimum supported stack size", "up to"), asked or said ("min" may be minutes: not one)
+_BOUND_WORDS = re.compile(r"\b(?:at\s+(?:least|most)|up\s+to|minimum|maximum|max|limit|largest|smallest)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """The question asks a quantity in its unit ("how many megabytes of stack", "how many minutes of inactivity"): only
+    a sentence giving a number in a unit of that kind (a size, a time) answers it, of what is asked, and not as a bound
+    ("at least 32,768 (32 KiB)" is the least a stack may be, not what a thread gets), unless a bound is what is asked."""
+
+    unit: str  # "megabytes"
+    of: str  # "stack" ("" when the question names no such thing)
+    subject: str  # "does each new thread get by default on Linux"
+    bound: bool = False  # the question asks a bound itself ("at most how many bytes")
+
+    @property
+    def text(self) -> str:
+        of = f" of {self.of}" if self.of else ""
+        return f"how many {self.unit}{of} {self.subject}"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence giving a number in a unit of the asked one's kind, no bound ("32 KiB is currently the minimum
+        supported stack size", unless it also says what the default is), and naming what the quantity is of."""
+        said = _TIME_SAID if re.fullmatch(_TIME_UNITS, self.unit, re.I) else _SIZE_SAID
+        if not self.bound and _BOUND_WORDS.search(sentence) and not _DEFAULT.search(sentence):
+            return False
+        if not any(self.bound or not _BOUND_BEFORE.search(sentence[:m.start()]) for m in said.finditer(sentence)):
+            return False
+        forms = text_forms(sentence)
+        return _of_subject(self.of, forms) if self.of else _of_subject(self.subject, forms)
+
+
+def quantities(question: str) -> list[Quantity]:
+    bound = bool(_BOUND_WORDS.search(question))
+    return [Quantity(m.group("unit").lower(), " ".join((m.group("of") or "").split()), " ".join(m.group("subject").split()),
+                     bound) for m in _QUANTITY_ASKED.finditer(question)]
+
+
 # what a question asks that only a sentence stating it answers
-Unstated = Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit
+Unstated = Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit | Quantity
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -1410,6 +1464,7 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
                              *counts(text), *capacities(text), *prices(text), *shares(text), *lives(text),
                              *ratios(text), *limits(text)]
     asked += [a for a in amounts(text) if not asked]  # (what the others ask already, said once)
+    asked += [q for q in quantities(text) if not asked]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
         asked += [Figure(f.measure, focus.compared[0]) for f in figures(focus.whole) if f.subject in focus.compared]
         # "what share of R users run it on Windows compared with macOS": what the whole asks of each compared thing
