@@ -1445,13 +1445,15 @@ class Quantity:
 
 
 def quantities(question: str) -> list[Quantity]:
+    """The quantities in a unit the question asks, each at the opening of one of its clauses."""
     bound = bool(_BOUND_WORDS.search(question))
     return [Quantity(m.group("unit").lower(), " ".join((m.group("of") or "").split()), " ".join(m.group("subject").split()),
                      bound) for m in _QUANTITY_ASKED.finditer(question)]
 
 
 # what a question asks that only a sentence stating it answers
-Unstated = Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit | Quantity
+Unstated = (Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit
+            | Quantity)
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
