@@ -1189,9 +1189,9 @@ _AMOUNT_ASKED = (
                  r"(?P<noun>downloaded|installed|cloned|forked|starred|viewed)\b", re.I)),
 )
 # the amount itself, said in its unit: "45 minutes", "two hours"; "3 times", "a factor of 2", "20%"
+_DURATION_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*-?\s*(?:{_TIME_UNITS}|s|min|h)\b", re.I)
 _AMOUNT_SAID = {
-    AmountKind.DURATION: re.compile(
-        rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*-?\s*(?:{_TIME_UNITS}|s|min|h)\b", re.I),
+    AmountKind.DURATION: _DURATION_SAID,
     AmountKind.FACTOR: re.compile(
         _MULTIPLE.pattern + r"|\b(?:ratio|factor|speed-?\s?ups?)\s+(?:of\s+)?(?:about\s+|around\s+|up\s+to\s+|"
                             r"roughly\s+|some\s+)?\d", re.I)}
@@ -1405,8 +1405,6 @@ _QUANTITY_ASKED = re.compile(
     r"(?:of\s+(?P<of>[\w-]+(?:\s+[\w-]+)?)\s+)?(?P<subject>" + _AUX + r"\s+(?:[^?.;]|\.(?=\S))+)", re.I)
 # (a "64-bit" machine is a word size, no amount of bits)
 _SIZE_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))(?:\s*-\s*(?!bit\b)|\s*)(?:{_SIZE_UNITS})\b", re.I)
-_TIME_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*-?\s*(?:{_TIME_UNITS}|s|secs?|min|mins|h|hrs?)\b",
-                        re.I)
 # a bound said before a figure ("at least 32,768 (32 KiB)", "up to 8 MB"): how far it may go, not how much it is
 _BOUND_BEFORE = re.compile(r"(?:\b(?:at\s+(?:least|most)|up\s+to|no\s+(?:more|less|fewer)\s+than|(?:more|less|fewer)\s+than|"
                            r"minimum(?:\s+of)?|maximum(?:\s+of)?|as\s+(?:little|few|much|many)\s+as)|[<>]=?)\s*"
@@ -1435,7 +1433,7 @@ class Quantity:
     def stated_by(self, sentence: str) -> bool:
         """A sentence giving a number in a unit of the asked one's kind, no bound ("32 KiB is currently the minimum
         supported stack size", unless it also says what the default is), and naming what the quantity is of."""
-        said = _TIME_SAID if re.fullmatch(_TIME_UNITS, self.unit, re.I) else _SIZE_SAID
+        said = _DURATION_SAID if re.fullmatch(_TIME_UNITS, self.unit, re.I) else _SIZE_SAID
         if not self.bound and _BOUND_WORDS.search(sentence) and not _DEFAULT.search(sentence):
             return False
         if not any(self.bound or not _BOUND_BEFORE.search(sentence[:m.start()]) for m in said.finditer(sentence)):
