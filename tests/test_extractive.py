@@ -313,6 +313,9 @@ def test_what_the_asker_tells_after_the_question_is_no_part_of_it() -> None:
     # own, answered from word overlap while the first was not found
     assert not analyse("What share of widget users moved to 3.11? I need a number for a slide.").multi
     assert not analyse("Why does copy() fail? We use widgets 2.0 on our servers.").multi
+    # a remark closing it, not the asker's ("A recent figure from a survey would be ideal.") had been a part of its own
+    assert not analyse("What share of widget users moved to 3.11? A recent figure from a survey would be ideal.").multi
+    assert len(analyse("How do I copy a widget? Explain the options.").parts) == 2  # a bidding sentence asks
     assert len(analyse("How do I copy a widget? And how do I delete it?").parts) == 2
 
 
@@ -805,6 +808,11 @@ def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_
     # asked about, the same name is one the documents must hold
     report = run(f"{scene} What does the room_id column of the gadget bookings view hold?", docs, tmp_path / "b").report
     assert "No retrieved passage mentions room_id" in report, report
+    # so is a call of the asker's own function ("I run CALL batch_load() … Why does it fail?")
+    scene = "My nightly job calls book_rooms(), which adds an EXCLUDE USING gist constraint on a plain integer " \
+            "column, and it fails saying integers have no default gist operator class."
+    report = run(f"{scene} Why, and what do I need to install?", docs, tmp_path / "c").report
+    assert "gadget_gist extension" in section(report, "Answer"), report
 
 
 def test_an_identifier_the_corpus_documents_told_in_the_scene_is_not_missing_from_the_passages() -> None:
@@ -2292,7 +2300,11 @@ def test_a_question_asking_how_or_about_a_property_ranks_nothing(question: str) 
     ("Who is the owner of a new table?", None), ("What does the lead() window function return?", None),
     ("Who currently chairs the Python Software Foundation's board?", "chair"),  # an adverb before the verb
     ("Who are the current members of the PostgreSQL core team?", "member"),  # the members of an organisation
-    ("Who are the members of a role?", None), ("Who is a member of the pg_monitor role?", None)])  # roles, not people
+    ("Who are the members of a role?", None), ("Who is a member of the pg_monitor role?", None),  # roles, not people
+    # asked in any sentence ("… I want to address a letter to them."), an adverb after the verb too
+    ("Who is currently the president of the Widget Foundation? I want to write to them.", "president"),
+    ("I want to write them a letter. Who chairs the Widget Foundation?", "chair"),
+    ("We moved to a new server. Who can drop a table now?", None)])
 def test_who_holds_a_role_is_asked_of_a_sentence_naming_them_not_who_may_do_something(question: str, said) -> None:
     # documentation answers "who can …" with roles and privileges; who leads or made something it rarely says
     found = persons(question)
@@ -3192,6 +3204,9 @@ def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package()
     ("What does a sequential scan cost the planner?", None),
     ("Roughly what percentage of Python developers had moved to 3.11?", "what share of Python developers"),
     ("What percentage of the table is scanned before autovacuum runs?", None),  # a setting's share, no population's
+    # the population's word ends the share, whatever follows it
+    ("What share of professional developers report using Gadgets daily?", "what share of professional developers"),
+    ("Roughly what percentage of professional developers worldwide use Gadgets?", "what share of professional developers"),
     ("Which university did Guido van Rossum graduate from?", "when or where Guido van Rossum graduate"),
     ("Who is Guido van Rossum?", None),  # what he made, which manuals say
     ("Which company does Guido van Rossum work for these days?", "whom Guido van Rossum works for"),
@@ -3256,6 +3271,47 @@ def test_a_quantity_no_sentence_gives_in_its_unit_is_not_found(docs: Path, tmp_p
     (docs / "cache.txt").write_text("Theme caches\n\nEach widget keeps a theme cache of 128 KiB by default, so that "
                                     "themes are drawn quickly.\n")
     assert "128 KiB" in answer_to(question, docs, tmp_path / "said")
+
+
+@pytest.mark.parametrize("question, choices", [
+    ("Which is better for publication-quality figures, lattice or base graphics?", ("lattice", "base graphics")),
+    ("Our team is choosing a platform for reporting. Is R or SAS the better choice?", ("R", "SAS")),
+    ("For grouping rows, is dplyr or data.table the better choice?", ("dplyr", "data.table")),
+    ("I'm new to this. Between Flask and FastAPI, which one is better for a beginner?", ("Flask", "FastAPI")),
+    ("To empty a big table, is TRUNCATE better than a DELETE with no WHERE clause?", None),  # what each does says it
+    ("Why is Decimal a better choice than float for amounts of money?", None),  # a reason asked
+    ("Is it better to use a list or a tuple here?", None),
+    ("Which is better, storing the rows in one table or splitting them across many partitions by date?", None),  # clauses
+])
+def test_which_of_named_things_is_the_better_choice_is_asked_as_an_opinion(question: str, choices) -> None:
+    from subagents.extractive.undocumented import preferences
+
+    assert [p.choices for p in preferences(question)] == ([choices] if choices else [])
+
+
+def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None:
+    from subagents.extractive.undocumented import preferences
+
+    choice, = preferences("Which is better for figures, lattice or base graphics?")
+    assert choice.stated_by("For multi-panel figures lattice is often better than base graphics.")
+    assert choice.stated_by("Prefer lattice rather than base graphics when panels share axes.")
+    assert not choice.stated_by("There is a recommended package lattice which builds on grid.")  # one thing alone
+    assert not choice.stated_by("Base graphics and lattice both draw figures on a device.")  # no ranking
+
+
+def test_an_opinion_between_documented_things_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "Which is better for publication-quality figures, lattice or base graphics?" had been answered from "There is a
+    # recommended package lattice …" and "A single plot in R is known as a figure …"
+    (docs / "drawing.txt").write_text("Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. The "
+                                      "plot engine draws widgets as figures in panels. There is a recommended sketch "
+                                      "engine theme for figures.\n")
+    question = "Which is better for drawing widget figures, the sketch engine or the plot engine?"
+    report = run(question, docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "No retrieved passage says which of sketch engine or plot engine is the better choice" in report, report
+    (docs / "drawing.txt").write_text("Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. For "
+                                      "figures in print the plot engine is better than the sketch engine.\n")
+    assert "better than the sketch engine" in answer_to(question, docs, tmp_path / "said")
 
 
 def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> None:

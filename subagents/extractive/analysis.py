@@ -227,11 +227,16 @@ def resolved(text: str, subject: str) -> str:
 # a sentence the asker tells about themselves after the question ("I need a number for a slide."): why they ask,
 # no part of what they ask
 _TOLD = re.compile(r"^(?:I|I'm|I've|I'd|we|we're|we've|my|our)\b[^?]*[.!]?$", re.I)
+# or a remark closing with a full stop that opens with neither a word that asks nor one that bids ("A recent figure
+# from a survey would be ideal."; not "Explain why." or "Please list them.")
+_REMARK = re.compile(r"^(?!(?:please|also|and|explain|show|give|list|tell|describe|include|compare|name|point|provide|"
+                     r"mention|suggest|recommend|what|how|why|which|when|where|who|whom|whose|is|are|can|could|does|do|"
+                     r"did|should|would|will|was|were|has|have)\b)[^?]*[.!]$", re.I)
 
 
 def split_parts(q: str) -> list[str]:
     pieces = [clean(p).strip(" ,") for p in _PART_SPLIT.split(q) if p and clean(p).strip(" ,?")]
-    if len(pieces) > 1 and _TOLD.match(pieces[-1]):
+    if len(pieces) > 1 and (_TOLD.match(pieces[-1]) or _REMARK.match(pieces[-1])):
         pieces = pieces[:-1]
     return [p if p.endswith("?") else p + "?" for p in pieces] if len(pieces) > 1 else [q]
 

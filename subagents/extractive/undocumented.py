@@ -332,13 +332,13 @@ _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")  # customer_id, order_tota
 
 
 def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
-    """A lower-case name of words joined by underscores that the corpus never writes or writes only in passing (or
-    that no search reported on: a later round's part of the question), and only a story's scene holds, none of its
-    asking sentences ("A hot query looks up orders by customer_id … How do I add that extra column?", "I wrote
-    EXCLUDE USING gist (room_id WITH =, …) … Why?"): the asker's column or variable, which the documents have no
-    reason to name."""
-    if term.kind is not TermKind.IDENT or not _SNAKE.fullmatch(term.text.strip("`")):
-        return False
+    """A lower-case name of words joined by underscores, or a call of one, that the corpus never writes or writes only
+    in passing (or that no search reported on: a later round's part of the question), and only a story's scene holds,
+    none of its asking sentences ("A hot query looks up orders by customer_id … How do I add that extra column?", "I
+    wrote EXCLUDE USING gist (room_id WITH =, …) … Why?"): the asker's column, variable or function, which the
+    documents have no reason to name."""
+    if term.kind is not TermKind.IDENT or not _SNAKE.fullmatch(term.text.strip("`").removesuffix("()")):
+        return False  # (a call of it names the asker's function: "I run CALL batch_load() … Why does it fail?")
     if weights.known(term) and not (weights.absent(term) or weights.incidental(term)):
         return False
     return scene_only(term, focus.whole_question)
@@ -815,9 +815,11 @@ def releases(question: str) -> list[Release]:
 
 # who holds a role: "Who leads the PostgreSQL core team?", "Who is the current CEO of Microsoft?" (not "who can drop a
 # table?" or "who owns a new table?", which documentation answers with roles and privileges)
-_WHO = re.compile(r"^\s*who\s+(?:(?:currently|now|still|actually|originally|first)\s+)?"
+# (asked in any of the question's sentences: "Who is the president of X? I want to address a letter to them.")
+_WHO = re.compile(r"(?:^|(?<=[.?!])\s)\s*who\s+(?:(?:currently|now|still|actually|originally|first)\s+)?"
                   r"(?P<verb>is|are|was|were|leads?|led|heads?|runs?|founded|created|invented|wrote|"
-                  r"maintains?|designed|started|chairs?|manages?)\b\s*(?P<role>[^?]*)\??\s*$", re.I)
+                  r"maintains?|designed|started|chairs?|manages?)\b\s*(?:(?:currently|now|still)\s+)?(?P<role>[^?]*?)\s*(?:\?|$)",
+                  re.I)
 _ROLE_NOUNS = frozenset("ceo cto cfo coo founder founders creator creators author authors inventor inventors maintainer "
                         "maintainers leader leaders lead head president chair chairman chairwoman director manager "
                         "bdfl committer committers member members".split())
@@ -873,7 +875,7 @@ class Person:
 
 def persons(question: str) -> list[Person]:
     """Who holds a role the question asks: "who" with a verb of leading or making, or a role's noun (CEO, founder)."""
-    m = _WHO.match(question)
+    m = _WHO.search(question)
     if not m:
         return []
     person = Person(m.group("verb"), " ".join(m.group("role").split()))
@@ -1096,9 +1098,10 @@ def shares(question: str) -> list[Share]:
     """What share of a population (developers, users, companies) the question asks for ("what percentage of the
     table" is a setting's, which manuals give)."""
     m = _SHARE_ASKED.search(question)
-    if not m or not _POPULATION.fullmatch(m.group("subject").split()[-1]):
-        return []
-    return [Share(" ".join(m.group("subject").split()))]
+    words = m.group("subject").split() if m else []
+    # the population's word ends it, whatever follows ("professional developers worldwide", "developers report")
+    at = next((i for i, w in enumerate(words) if _POPULATION.fullmatch(w)), None)
+    return [] if at is None else [Share(" ".join(words[:at + 1]))]
 
 
 # a ratio of two speeds, sizes or durations ("Roughly how many times longer does rebuilding an index concurrently take
@@ -1449,9 +1452,60 @@ def quantities(question: str) -> list[Quantity]:
                      bound) for m in _QUANTITY_ASKED.finditer(question)]
 
 
+# which of two named things is the better choice, asked as an opinion: "Which is better for publication-quality
+# figures, lattice or base graphics?", "Is R or SAS the better choice?", "Between A and B, which do you prefer?" (not
+# "is TRUNCATE better than DELETE", which a manual answers by what each does, nor "why is Decimal a better choice")
+_JUDGED = r"(?:better|nicer|preferable|preferred|prefer|recommend(?:ed|ation)?)"
+_NAMED_SPAN = r"(?:[^?,;.]|\.(?=\w))+?"  # ("data.table")
+_CHOICE_SPAN = rf"(?P<a>{_NAMED_SPAN})\s+or\s+(?P<b>{_NAMED_SPAN})"
+_PREFERENCE_ASKED = (
+    re.compile(rf"\bwhich\b[^?.;]*?\b{_JUDGED}\b[^?.;]*?,\s*(?:between\s+)?{_CHOICE_SPAN}\s*\?", re.I),
+    re.compile(rf"\b(?:is|are|would)\s+{_CHOICE_SPAN}\s+(?:the\s+|a\s+)?{_JUDGED}\b", re.I),
+    re.compile(rf"\bbetween\s+(?P<a>{_NAMED_SPAN})\s+and\s+(?P<b>{_NAMED_SPAN})\s*,\s*which\b[^?.;]*?\b{_JUDGED}\b", re.I),
+)
+# the words of a sentence that ranks one thing over another
+_JUDGING = re.compile(r"\b(?:better|best|worse|worst|nicer|prefer\w*|recommend\w*|superior|inferior|faster|slower|easier|"
+                      r"harder|simpler|rather\s+than|instead\s+of|(?:more|less)\s+[\w-]+\s+than)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Preference:
+    """The question asks which of the things it names is the better choice: an opinion, which a manual gives only
+    where it ranks them itself ("TRUNCATE … is faster than DELETE")."""
+
+    choices: tuple[str, ...]  # ("lattice", "base graphics")
+
+    @property
+    def text(self) -> str:
+        return f"which of {' or '.join(self.choices)} is the better choice"
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence naming every choice (each of its words) and ranking them ("better", "rather than", "faster")."""
+        forms = text_forms(sentence)
+        named = all(all(text_forms(w) & forms for w in re.findall(r"[\w.+#-]+", c) if w.lower() not in STOP)
+                    for c in self.choices)
+        return named and bool(_JUDGING.search(sentence))
+
+
+def _choice(text: str) -> str:
+    return re.sub(r"^(?:the|a|an|using|use)\s+", "", " ".join(text.split()), flags=re.I)
+
+
+def preferences(question: str) -> list[Preference]:
+    """Which of the things a question names it asks to be judged the better choice, in any of its sentences; a
+    choice of more than a few words is a clause, no thing named."""
+    for pattern in _PREFERENCE_ASKED:
+        m = pattern.search(question)
+        if m:
+            choices = (_choice(m.group("a")), _choice(m.group("b")))
+            if all(c and len(c.split()) <= 3 for c in choices):
+                return [Preference(choices)]
+    return []
+
+
 # what a question asks that only a sentence stating it answers
 Unstated = (Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit
-            | Quantity)
+            | Quantity | Preference)
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
@@ -1462,7 +1516,7 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
     text = focus.question.text
     asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
                              *counts(text), *capacities(text), *prices(text), *shares(text), *lives(text),
-                             *ratios(text), *limits(text)]
+                             *ratios(text), *limits(text), *preferences(text)]
     asked += [a for a in amounts(text) if not asked]  # (what the others ask already, said once)
     asked += [q for q in quantities(text) if not asked]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
