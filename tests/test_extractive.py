@@ -3252,9 +3252,14 @@ def test_a_quantity_is_stated_by_a_number_in_a_unit_of_its_kind_that_is_no_bound
         assert not stack.stated_by(bound), bound
     assert not stack.stated_by("A thread runs for 8 seconds by default.")  # a time, not a size
     assert not stack.stated_by("Each worker may allocate 8 MB of memory.")  # not of the stack
-    uuid, = quantities("Exactly how many bytes does an empty UUID take on a 64-bit machine?")
+    uuid, = quantities("Exactly how many bytes does a UUID take on a 64-bit machine?")
     assert not uuid.stated_by("On a 64-bit machine a UUID is stored inline.")  # a word size, no amount
     assert uuid.stated_by("A UUID takes 16 bytes.")
+    # the thing asked of, by its words (not the setting after it): an empty list is no list item
+    empty, = quantities("How many bytes does an empty widget list take in Gadgets 3.11 on a 64-bit machine?")
+    assert not empty.stated_by("Each widget requires space for a pointer, which is 4 bytes.")
+    assert not empty.stated_by("The pointers for a list that size would only require 16 GiB of space.")
+    assert empty.stated_by("An empty widget list takes 56 bytes.")
     limit, = quantities("How many bytes can a UUID take at most?")  # a bound asked is stated by one
     assert limit.stated_by("A UUID takes at most 16 bytes.")
 

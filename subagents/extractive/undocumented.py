@@ -1442,7 +1442,20 @@ class Quantity:
         if not any(self.bound or not _BOUND_BEFORE.search(sentence[:m.start()]) for m in said.finditer(sentence)):
             return False
         forms = text_forms(sentence)
-        return _of_subject(self.of, forms) if self.of else _of_subject(self.subject, forms)
+        return _of_subject(self.of, forms) if self.of else _of_thing(self.subject, forms)
+
+
+# where a quantity's thing ends and its setting begins ("an empty list | in CPython 3.11 on a 64-bit machine")
+_SETTING_OPENS = re.compile(r"\s(?:in|on|at|under|with|by|when|if|before|after|per|during|from|since|until)\s", re.I)
+
+
+def _of_thing(subject: str, forms: set[str]) -> bool:
+    """A sentence names the thing a quantity is asked of by two of its words (all, if it has fewer), the setting
+    after it aside: "an empty list" is not named by "Each list item requires space for a pointer, which is 4 bytes"."""
+    thing = _SETTING_OPENS.split(f" {subject} ", maxsplit=1)[0]
+    words = [w for w in re.findall(r"[A-Za-z_][\w.()+#-]*", thing) if w.lower() not in STOP
+             and w.lower() not in _ASKING_VERBS]
+    return sum(bool(text_forms(w) & forms) for w in words) >= min(2, len(words))
 
 
 def quantities(question: str) -> list[Quantity]:
