@@ -3319,6 +3319,46 @@ def test_an_opinion_between_documented_things_is_not_found(docs: Path, tmp_path:
     assert "better than the sketch engine" in answer_to(question, docs, tmp_path / "said")
 
 
+@pytest.mark.parametrize("question, asked", [
+    ("Which command-line flags of http.server take the certificate and key?", ("http.server", "take the certificate and key")),
+    ("Which initdb flag turns on page checksums?", ("initdb", "turns on page checksums")),
+    ("Which keyword argument of extractall makes it skip files?", ("extractall", "makes it skip files")),
+    ("Which server setting should we raise?", None),  # an everyday word names no thing
+    ("Which option do I pass it?", None),
+])
+def test_an_option_of_a_named_thing_is_asked_with_what_it_does(question: str, asked) -> None:
+    from subagents.extractive.undocumented import options
+
+    assert [(o.owner, o.does) for o in options(question)] == ([asked] if asked else [])
+
+
+def test_an_option_its_owners_passages_do_not_speak_of_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "Which command-line flags of http.server take the certificate and key?" had been answered from the ssl module's
+    # sentences about certificates; http.server's own options are --bind, --directory and --cgi
+    (docs / "gizmod.txt").write_text("gizmod — serve widgets over the network\n\nThe gizmod server shares widgets with "
+                                     "clients on the network.\n\n--directory DIR\nServe widgets from the directory DIR "
+                                     "instead of the current one; a widget file there is served as it is.\n\n--bind ADDRESS\nListen for widget clients on the "
+                                     "address ADDRESS only.\n")
+    (docs / "crypto.txt").write_text("Widget certificates\n\nA certificate and its private key prove who a widget "
+                                     "server is. Load a certificate and key file before serving widgets securely.\n")
+    report = run("Which command-line flag of gizmod takes the certificate and key file?", docs, tmp_path).report
+    assert "do not answer this question" in section(report, "Answer"), report
+    assert "No retrieved passage says which option of gizmod takes the certificate and key file" in report, report
+    # one its passages speak of is answered
+    answer = answer_to("Which command-line flag of gizmod sets the directory to serve widgets from?", docs,
+                       tmp_path / "said")
+    assert "Serve widgets from the directory DIR" in answer, answer
+
+
+def test_an_option_is_judged_only_by_its_owners_passages() -> None:
+    from subagents.extractive.undocumented import options
+
+    question = "Which flag of gizmod takes the certificate and key?"
+    option, = options(question)
+    ev = _searched(question, "A certificate and its key prove who a server is.", {"certificate": 40}, {"certificate": 3})
+    assert option.documented_in(ev)  # no passage is gizmod's (their title is "Backups"): nothing to judge by
+
+
 def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> None:
     from subagents.extractive.undocumented import ratios
 

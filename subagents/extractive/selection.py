@@ -38,7 +38,7 @@ from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms
                     variant_values, weight)
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unstated, derived, english, not_asked, spells, set_aside, unanswered, unmatchable
+from .undocumented import Unsaid, derived, english, not_asked, spells, set_aside, unanswered, unmatchable
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
@@ -625,7 +625,7 @@ class Selection:
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
-    unranked: list[Unstated] = field(default_factory=list)  # rankings, market figures and people no passage states
+    unranked: list[Unsaid] = field(default_factory=list)  # rankings, market figures and people no passage states
     elsewhere: list[Term] = field(default_factory=list)  # the names asked about, none of which the closest sentences name
 
     @property

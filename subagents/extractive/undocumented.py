@@ -1516,16 +1516,85 @@ def preferences(question: str) -> list[Preference]:
     return []
 
 
+# an option of a named thing asked for what it does: "Which command-line flag of http.server takes the certificate?",
+# "Which pg_dump option takes a timestamp …?", "Which keyword argument of extractall makes it skip …?" (the thing named
+# right before the option's word or after "of"/"to"/"for"; "Which server setting …" names no thing)
+_OPTION_KIND = r"(?:options?|flags?|switch(?:es)?|arguments?|parameters?|settings?|args?)"
+_OPTION_ASKED = (
+    re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?" + _OPTION_KIND + r"\s+(?:of|to|for)\s+(?:the\s+)?"
+               r"(?P<owner>[\w.()-]+)(?P<does>[^?]*)\?", re.I),
+    re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<owner>[\w.()-]+)\s+(?:command-line\s+|keyword\s+)?"
+               + _OPTION_KIND + r"\b(?P<does>[^?]*)\?", re.I),
+)
+OWNER_ZIPF = 2.5  # a word English uses less than this names a thing ("initdb", "coplot"; not "server", "configure")
+# what ends an option's purpose: its setting ("when I create a new cluster"), an example, another part
+_PURPOSE_ENDS = re.compile(r"\b(?:when|if|so\s+that|such\s+as|rather\s+than|instead\s+of|while|before|after)\b|,\s*and\b|;",
+                           re.I)
+# the verbs an option is asked with, not what it does
+_OPTION_VERBS = frozenset("make makes do does pass use take takes set sets give gives let lets point produce produces "
+                          "turn turns need accept accepts control controls get keep keeps run runs show shows".split())
+
+
+@dataclass(frozen=True)
+class Option:
+    """The question asks which option of a thing it names does something: where the thing's own documentation
+    (passages its title or headings name) speaks of none of that, the option does not exist there ("Which flag of
+    http.server takes the certificate and key?" against http.server's --bind and --directory)."""
+
+    owner: str  # "http.server"
+    does: str  # "take the certificate and key"
+
+    @property
+    def text(self) -> str:
+        return f"which option of {self.owner} {' '.join(self.does.split())}"
+
+    def purpose(self, weights: Weights) -> list[Term]:
+        """The words of what the option does: not the asking verbs, the owner's own words or the corpus's subject."""
+        owner = text_forms(self.owner) | text_forms(self.owner.strip("()"))
+        return [t for t in extract_terms(_PURPOSE_ENDS.split(self.does, maxsplit=1)[0])
+                if t.text.lower() not in _OPTION_VERBS and not t.forms & owner and not weights.domain(t)]
+
+    def documented_in(self, ev: Evidence) -> bool:
+        """A sentence of the owner's passages (with the term it describes, "--data-checksums") holds half the
+        purpose's words, two at least ("Use checksums on data pages …" for "turns on page checksums"); True when no
+        retrieved passage is the owner's or the purpose has no words: nothing to judge by."""
+        purpose = self.purpose(ev.weights)
+        owner = text_forms(self.owner) | text_forms(self.owner.strip("()"))
+        own = [p for p in ev.passages.values() if text_forms(p.context) & owner]
+        if not purpose or not own:
+            return True
+        need = min(len(purpose), max(2, -(-len(purpose) // 2)))
+        return any(sum(bool(t.forms & forms) for t in purpose) >= need
+                   for p in own for u in units_of(p) for forms in [text_forms(f"{u.term_line} {u.text}")])
+
+
+def options(question: str) -> list[Option]:
+    """The option of a named thing the question asks for, with what it should do."""
+    for pattern in _OPTION_ASKED:
+        m = pattern.search(question)
+        if m and (re.search(r"[._()]", m.group("owner")) or zipf(m.group("owner").strip("()")) < OWNER_ZIPF):
+            return [Option(m.group("owner"), m.group("does").strip())]
+    return []
+
+
 # what a question asks that only a sentence stating it answers
 Unstated = (Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit
             | Quantity | Preference)
 
 
-def unranked(focus: Focus, ev: Evidence) -> list[Unstated]:
+# what the documents are found not to say: a thing stated nowhere, an option its owner's passages do not speak of
+Unsaid = Unstated | Option
+
+
+def unranked(focus: Focus, ev: Evidence) -> list[Unsaid]:
     """Rankings and figures of a market the question asks for that no retrieved sentence states: documentation
     describes what each thing does; which product is the best, the cheapest or the most popular, or how many
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
-    does)."""
+    does). So an option of a named thing that its own passages do not speak of (`Option`)."""
+    return [*_unstated(focus, ev), *(o for o in options(focus.question.text) if not o.documented_in(ev))]
+
+
+def _unstated(focus: Focus, ev: Evidence) -> list[Unstated]:
     text = focus.question.text
     asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
                              *counts(text), *capacities(text), *prices(text), *shares(text), *lives(text),
@@ -1561,7 +1630,7 @@ class Unanswered:
     missing: list[Term] = field(default_factory=list)  # named terms no retrieved text mentions
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
-    unranked: list[Unstated] = field(default_factory=list)  # rankings, figures and people no passage states
+    unranked: list[Unsaid] = field(default_factory=list)  # rankings, figures and people no passage states
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.passing or self.unknown or self.unranked)
