@@ -3264,18 +3264,32 @@ def test_a_quantity_is_stated_by_a_number_in_a_unit_of_its_kind_that_is_no_bound
     assert limit.stated_by("A UUID takes at most 16 bytes.")
 
 
-def test_a_quantity_no_sentence_gives_in_its_unit_is_not_found(docs: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("unstated, question, reason, stated, said", [
     # "Exactly how many megabytes of stack does each new thread get by default?" had been answered from "… at least
     # 32,768 (32 KiB)", the least a stack may be
-    (docs / "cache.txt").write_text("Theme caches\n\nEach widget keeps a theme cache of at least 64 KiB, so that "
-                                    "themes are drawn quickly.\n")
-    question = "Exactly how many kilobytes of theme cache does each widget keep by default?"
+    ("Theme caches\n\nEach widget keeps a theme cache of at least 64 KiB, so that themes are drawn quickly.\n",
+     "Exactly how many kilobytes of theme cache does each widget keep by default?",
+     "No retrieved passage says how many kilobytes of theme cache",
+     "Theme caches\n\nEach widget keeps a theme cache of 128 KiB by default, so that themes are drawn quickly.\n",
+     "128 KiB"),
+    # "Which is better for publication-quality figures, lattice or base graphics?" had been answered from "There is a
+    # recommended package lattice …" and "A single plot in R is known as a figure …"
+    ("Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. The plot engine draws widgets as figures "
+     "in panels. There is a recommended sketch engine theme for figures.\n",
+     "Which is better for drawing widget figures, the sketch engine or the plot engine?",
+     "No retrieved passage says which of sketch engine or plot engine is the better choice",
+     "Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. For figures in print the plot engine is "
+     "better than the sketch engine.\n",
+     "better than the sketch engine"),
+], ids=["quantity", "opinion"])
+def test_what_no_sentence_states_is_not_found_until_one_does(unstated: str, question: str, reason: str, stated: str,
+                                                             said: str, docs: Path, tmp_path: Path) -> None:
+    (docs / "widgets.txt").write_text(unstated)
     report = run(question, docs, tmp_path).report
     assert "do not answer this question" in section(report, "Answer"), report
-    assert "No retrieved passage says how many kilobytes of theme cache" in report, report
-    (docs / "cache.txt").write_text("Theme caches\n\nEach widget keeps a theme cache of 128 KiB by default, so that "
-                                    "themes are drawn quickly.\n")
-    assert "128 KiB" in answer_to(question, docs, tmp_path / "said")
+    assert reason in report, report
+    (docs / "widgets.txt").write_text(stated)
+    assert said in answer_to(question, docs, tmp_path / "said")
 
 
 @pytest.mark.parametrize("question, choices", [
@@ -3302,21 +3316,6 @@ def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None
     assert choice.stated_by("Prefer lattice rather than base graphics when panels share axes.")
     assert not choice.stated_by("There is a recommended package lattice which builds on grid.")  # one thing alone
     assert not choice.stated_by("Base graphics and lattice both draw figures on a device.")  # no ranking
-
-
-def test_an_opinion_between_documented_things_is_not_found(docs: Path, tmp_path: Path) -> None:
-    # "Which is better for publication-quality figures, lattice or base graphics?" had been answered from "There is a
-    # recommended package lattice …" and "A single plot in R is known as a figure …"
-    (docs / "drawing.txt").write_text("Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. The "
-                                      "plot engine draws widgets as figures in panels. There is a recommended sketch "
-                                      "engine theme for figures.\n")
-    question = "Which is better for drawing widget figures, the sketch engine or the plot engine?"
-    report = run(question, docs, tmp_path).report
-    assert "do not answer this question" in section(report, "Answer"), report
-    assert "No retrieved passage says which of sketch engine or plot engine is the better choice" in report, report
-    (docs / "drawing.txt").write_text("Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. For "
-                                      "figures in print the plot engine is better than the sketch engine.\n")
-    assert "better than the sketch engine" in answer_to(question, docs, tmp_path / "said")
 
 
 @pytest.mark.parametrize("question, asked", [
