@@ -3336,8 +3336,8 @@ def test_an_option_its_owners_passages_do_not_speak_of_is_not_found(docs: Path, 
     # sentences about certificates; http.server's own options are --bind, --directory and --cgi
     (docs / "gizmod.txt").write_text("gizmod — serve widgets over the network\n\nThe gizmod server shares widgets with "
                                      "clients on the network.\n\n--directory DIR\nServe widgets from the directory DIR "
-                                     "instead of the current one; a widget file there is served as it is.\n\n--bind ADDRESS\nListen for widget clients on the "
-                                     "address ADDRESS only.\n")
+                                     "instead of the current one; a widget file there is served as it is.\n\n"
+                                     "--bind ADDRESS\nListen for widget clients on the address ADDRESS only.\n")
     (docs / "crypto.txt").write_text("Widget certificates\n\nA certificate and its private key prove who a widget "
                                      "server is. Load a certificate and key file before serving widgets securely.\n")
     report = run("Which command-line flag of gizmod takes the certificate and key file?", docs, tmp_path).report

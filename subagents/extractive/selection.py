@@ -625,7 +625,7 @@ class Selection:
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     uncovered: list[Term] = field(default_factory=list)  # focus terms no claim mentions
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
-    unranked: list[Unsaid] = field(default_factory=list)  # rankings, market figures and people no passage states
+    unranked: list[Unsaid] = field(default_factory=list)  # rankings, figures, people, options no passage states
     elsewhere: list[Term] = field(default_factory=list)  # the names asked about, none of which the closest sentences name
 
     @property

@@ -818,8 +818,8 @@ def releases(question: str) -> list[Release]:
 # (asked in any of the question's sentences: "Who is the president of X? I want to address a letter to them.")
 _WHO = re.compile(r"(?:^|(?<=[.?!])\s)\s*who\s+(?:(?:currently|now|still|actually|originally|first)\s+)?"
                   r"(?P<verb>is|are|was|were|leads?|led|heads?|runs?|founded|created|invented|wrote|"
-                  r"maintains?|designed|started|chairs?|manages?)\b\s*(?:(?:currently|now|still)\s+)?(?P<role>[^?]*?)\s*(?:\?|$)",
-                  re.I)
+                  r"maintains?|designed|started|chairs?|manages?)\b\s*(?:(?:currently|now|still)\s+)?"
+                  r"(?P<role>[^?]*?)\s*(?:\?|$)", re.I)
 _ROLE_NOUNS = frozenset("ceo cto cfo coo founder founders creator creators author authors inventor inventors maintainer "
                         "maintainers leader leaders lead head president chair chairman chairwoman director manager "
                         "bdfl committer committers member members".split())
@@ -1548,19 +1548,22 @@ class Option:
     def text(self) -> str:
         return f"which option of {self.owner} {' '.join(self.does.split())}"
 
+    @property
+    def owner_forms(self) -> set[str]:
+        """The owner's name as texts write it, with or without its call's brackets ("Sys.sleep()", "Sys.sleep")."""
+        return text_forms(self.owner) | text_forms(self.owner.strip("()"))
+
     def purpose(self, weights: Weights) -> list[Term]:
         """The words of what the option does: not the asking verbs, the owner's own words or the corpus's subject."""
-        owner = text_forms(self.owner) | text_forms(self.owner.strip("()"))
         return [t for t in extract_terms(_PURPOSE_ENDS.split(self.does, maxsplit=1)[0])
-                if t.text.lower() not in _OPTION_VERBS and not t.forms & owner and not weights.domain(t)]
+                if t.text.lower() not in _OPTION_VERBS and not t.forms & self.owner_forms and not weights.domain(t)]
 
     def documented_in(self, ev: Evidence) -> bool:
         """A sentence of the owner's passages (with the term it describes, "--data-checksums") holds half the
         purpose's words, two at least ("Use checksums on data pages …" for "turns on page checksums"); True when no
         retrieved passage is the owner's or the purpose has no words: nothing to judge by."""
         purpose = self.purpose(ev.weights)
-        owner = text_forms(self.owner) | text_forms(self.owner.strip("()"))
-        own = [p for p in ev.passages.values() if text_forms(p.context) & owner]
+        own = [p for p in ev.passages.values() if text_forms(p.context) & self.owner_forms]
         if not purpose or not own:
             return True
         need = min(len(purpose), max(2, -(-len(purpose) // 2)))
@@ -1630,7 +1633,7 @@ class Unanswered:
     missing: list[Term] = field(default_factory=list)  # named terms no retrieved text mentions
     passing: list[Term] = field(default_factory=list)  # the names asked about, each only mentioned in passing
     unknown: list[Term] = field(default_factory=list)  # words of the objective the corpus never uses
-    unranked: list[Unsaid] = field(default_factory=list)  # rankings, figures and people no passage states
+    unranked: list[Unsaid] = field(default_factory=list)  # rankings, figures, people, options no passage states
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.passing or self.unknown or self.unranked)
