@@ -3349,6 +3349,16 @@ def test_an_option_its_owners_passages_do_not_speak_of_is_not_found(docs: Path, 
     assert "Serve widgets from the directory DIR" in answer, answer
 
 
+def test_an_options_purpose_leaves_out_its_setting_the_asking_verbs_and_the_corpus_name() -> None:
+    from subagents.extractive.terms import Weights
+    from subagents.extractive.undocumented import options
+
+    option, = options("Which argument of Sys.sleep() do I pass to make R wait for a clock hour when I run a batch script?")
+    weights = Weights()
+    weights.add(5000, {"r": 4900, "wait": 60, "clock": 16, "hour": 40})  # R in nearly every passage: the corpus's own
+    assert [t.text for t in option.purpose(weights)] == ["wait", "clock", "hour"]
+
+
 def test_an_option_is_judged_only_by_its_owners_passages() -> None:
     from subagents.extractive.undocumented import options
 

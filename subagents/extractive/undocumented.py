@@ -1562,13 +1562,13 @@ class Option:
         """A sentence of the owner's passages (with the term it describes, "--data-checksums") holds half the
         purpose's words, two at least ("Use checksums on data pages …" for "turns on page checksums"); True when no
         retrieved passage is the owner's or the purpose has no words: nothing to judge by."""
-        purpose = self.purpose(ev.weights)
-        own = [p for p in ev.passages.values() if text_forms(p.context) & self.owner_forms]
+        purpose, owner = self.purpose(ev.weights), self.owner_forms
+        own = [p for p in ev.passages.values() if text_forms(p.context) & owner]
         if not purpose or not own:
             return True
         need = min(len(purpose), max(2, -(-len(purpose) // 2)))
         return any(sum(bool(t.forms & forms) for t in purpose) >= need
-                   for p in own for u in units_of(p) for forms in [text_forms(f"{u.term_line} {u.text}")])
+                   for p in own for u in units_of(p) for forms in [u.forms | text_forms(u.term_line)])
 
 
 def options(question: str) -> list[Option]:
