@@ -3393,6 +3393,8 @@ def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> N
     ("How many threads does the executor use?", None),  # a formula ("os.cpu_count() + 4") may answer it
     ("How do I keep many idle connections open?", None),
     ("How many of them does the pool keep?", None),  # what is counted it does not say (was an IndexError)
+    # a noun before the verb ("that cache hold"): it had read "how many patterns that caches"
+    ("Exactly how many patterns does that cache hold before it drops old ones?", "how many patterns that cache holds"),
 ])
 def test_how_many_things_something_keeps_is_a_capacity(question: str, asked: str | None) -> None:
     from subagents.extractive.undocumented import capacities
@@ -3425,6 +3427,9 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
     ("What’s the largest size of a row?", ("the largest size of a row", "")),  # a typographic apostrophe
     ("What exact number does it pass to listen()?", ("what exact number does it pass to listen()", "")),
     ("What exact value in meters does earth() return?", ("what exact value in meters does earth() return", "")),
+    # what has the bound named before its verb: it had been counted with the headers ("headers HTTPConnection")
+    ("What is the maximum number of headers HTTPConnection will accept, and how can I raise it?",
+     ("the maximum number of headers", "HTTPConnection")),
     ("What value does the loop variable have afterwards?", None),  # a value a manual says in words
     ("Which setting sets the maximum number of connections?", None),  # which setting, not the figure
 ])
@@ -3465,6 +3470,12 @@ def test_a_capacity_no_passage_states_is_not_found(docs: Path, tmp_path: Path) -
     report = run("How many idle widgets does the widget pool keep by default, and how do I copy a widget together "
                  "with the children of the widget?", docs, tmp_path / "own").report
     assert "clone() with deep=True" in section(report, "Answer"), report
+    # an example's values are its writer's choice: "# 4 idle widgets" in a session states no default
+    (docs / "pool.txt").write_text("Widget pools\n\nThe widget pool keeps idle widgets for reuse, so that a new "
+                                   "widget is taken from the pool instead of being built.\n\n>>> pool.fill(4)  # 4 idle "
+                                   "widgets\n>>> pool.size()\n4\n")
+    report = run(question, docs, tmp_path / "example").report
+    assert "says how many idle widgets the widget pool keeps" in report, report
     (docs / "pool.txt").write_text("Widget pools\n\nThe widget pool keeps up to 8 idle widgets for reuse, so that a "
                                    "new widget is taken from the pool instead of being built.\n")
     assert "up to 8 idle widgets" in answer_to(question, docs, tmp_path / "stated")

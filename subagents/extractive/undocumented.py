@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from .analysis import SCENE_BEFORE, scene_and_asks, scene_only
-from .evidence import Evidence, units_of
+from .evidence import Evidence, UnitKind, units_of
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
                     in_example_literal, is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts,
                     standing, text_forms, variant_values, written, zipf)
@@ -953,10 +953,11 @@ def counts(question: str) -> list[Count]:
 # how many things something keeps at most or by default: "How many idle connections does the pool keep?", "How many
 # pending events can a scheduler hold?", "How many digits does it show by default?" (not "how many arguments does it
 # take" nor "how many threads does it use", which a signature or a formula answers without a sentence counting them)
+_KEEPING = r"keep|hold|store|cache|retain|remember|buffer|queue|accept|show|display|print"
 _CAPACITY_ASKED = re.compile(
     r"(?:^|(?<=[.?!])\s+)\s*" + _HEDGED + r"how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
     r"(?:does|do|did|can|could|will|would|should|may|might)\s+(?P<subject>(?:[\w.()'’-]+\s+){1,5}?)"
-    r"(?P<verb>keep|hold|store|cache|retain|remember|buffer|queue|accept|show|display|print)\b", re.I)
+    rf"(?P<verb>{_KEEPING})\b(?!\s+(?:{_KEEPING})\b)", re.I)  # ("does that cache hold": a noun, then the verb)
 CAPACITY_SPAN = 3  # a number this many words before the counted thing's word counts it ("128 most recent results")
 _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # words between a number and the thing's word that say the number is of something else ("0 after each event")
@@ -1284,7 +1285,9 @@ _LIMIT_ASKED = (
     re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+(?P<bound>" + _BOUNDS + r")\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)\s+of\s+"
                r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
-               r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|\s*[?,;.]|$)",
+               r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|\s*[?,;.]|$|"
+               # what has the bound, named before its verb ("headers HTTPConnection will accept")
+               r"\s+[\w.()-]+\s+(?:can|could|may|might|will|would|should|must|accepts?|allows?|takes?|supports?)\b)",
                re.I),
     re.compile(_OPENS + r"(?:what|which)\s+(?P<bound>exact|precise|specific)\s+(?P<measure>number|value|figure|"
                r"amount|size|count|limit)(?:\s+in\s+(?P<noun>[\w-]+))?\s+"
@@ -1612,7 +1615,8 @@ def _unstated(focus: Focus, ev: Evidence) -> list[Unstated]:
                    if u not in asked]
     if not asked:
         return []
-    said = [u.text for p in ev.passages.values() for u in units_of(p)]
+    # an example's values are its writer's choice, not a figure the text states (`pattern = re.compile("d")`)
+    said = [u.text for p in ev.passages.values() for u in units_of(p) if u.kind is not UnitKind.CODE]
     return [r for r in asked if not any(r.stated_by(s) for s in said)]
 
 
