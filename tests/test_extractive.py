@@ -3048,6 +3048,10 @@ def test_a_name_only_the_askers_scene_holds_is_not_asked_about(question: str, se
 @pytest.mark.parametrize("question, setting", [
     ("Our Zorbix readiness probe calls the checker. What exit code does it return?", True),
     ("On my Zorbix PC both versions are installed. How do I pick one?", True),
+    # describing words between ("My small TCP client loops calling recv() … Why is it doing that?")
+    ("My small Zorbix client loops calling recv(). Why does it spin?", True),
+    ("Our work with Zorbix servers is slow. How do I speed it up?", False),  # "with": the tool, no describing word
+    ("My Python Zorbix function hits the limit. How do I raise its timeout?", False),  # a name between, no describing
     ("Our Zorbix needs a restart. How do I restart it?", False),  # the thing itself, named by nothing after it
     ("We deploy with our Zorbix. How do I read the client's address?", False),  # the tool they do it with
     ("How do I use our Zorbix probe?", False)])  # the sentence that asks names it

@@ -284,8 +284,9 @@ _PLACED = re.compile(rf"\b(?:{_PLACES}|for\s+(?:our|my))\s+"
                      r"(?:(?!(?:with|using|via|by|from|to|in|of|for|and|or)\b)[\w.+'’-]+\s+){0,2}$", re.I)
 _PLACED_OWN = re.compile(rf"\b(?:{_PLACES}|in)\s+(?:our|my)\s+$", re.I)  # "On my Windows PC", "in our Azure tenant"
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b", re.I)
-# the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows PC")
-_OWNED = re.compile(r"\b(?:our|my)\s+$", re.I)
+# the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows PC",
+# "My small TCP client loops …": lower-case describing words between, no name and no stop word)
+_OWNED = re.compile(r"\b(?:our|my)\s+(?P<describing>(?:(?-i:[a-z][a-z-]*)\s+){0,2})$", re.I)
 # words opening a verb's object: the word before them is the name's verb ("our Zorbix needs a restart"), not its noun
 _OBJECT_START = frozenset("a an the my our your their its it them him her this that these those to".split())
 
@@ -316,7 +317,9 @@ def _only_in_the_scene(term: Term, question: str, placed: Callable[[str, int], b
 def _owned(sentence: str, at: int, term: Term) -> bool:
     """The name qualifies a thing of the asker's that a word after it names ("our Kubernetes readiness probe")."""
     after = re.match(r"\s+([a-z][\w-]*)\s+(\w+)", sentence[at + len(term.text):])
-    return bool(_OWNED.search(sentence[:at])) and bool(after) and after.group(2).lower() not in _OBJECT_START
+    owned = _OWNED.search(sentence[:at])
+    return bool(owned) and not any(w in STOP for w in owned.group("describing").split()) and bool(after) \
+        and after.group(2).lower() not in _OBJECT_START
 
 
 def not_asked(term: Term, focus: Focus) -> bool:
