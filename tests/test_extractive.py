@@ -782,6 +782,14 @@ def test_a_name_the_documents_only_mention_in_passing_is_not_found(docs: Path, t
      "as for any other widget.\n", "Our old widgets were all built with Zorblax years ago.",
      "How do I copy one of them together with its children?", "Which Zorblax setting makes a widget draw faster?",
      "Zorblax"),
+    # the passage that answers names it, though not the answering sentence ("Tk will display an empty box wherever the
+    # image was used" under the passage naming PhotoImage, for "a helper creates a PhotoImage … Why does the picture
+    # vanish?")
+    ("Legacy widgets\n\nTo copy a widget together with its children, call clone() with deep=True as for any other "
+     "widget:\n\n    w = Zorblax.load('old.zbx')\n    copy = clone(w, deep=True)\n",
+     "Our old widgets were all built by Zorblax.",
+     "How do I copy one of them together with its children?", "Which Zorblax setting makes a widget draw faster?",
+     "Zorblax"),
 ])
 def test_a_scenes_name_the_text_speaks_of_where_it_answers_is_no_passing_mention(
         note: str, scene: str, ask: str, asked: str, name: str, docs: Path, tmp_path: Path) -> None:
