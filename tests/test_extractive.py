@@ -2967,23 +2967,26 @@ def test_a_quoted_sentence_that_opens_with_a_comment_mark_stays_a_line_of_the_an
 
 
 def test_a_question_told_as_a_story_is_answered_by_a_sentence_naming_fewer_of_its_many_words() -> None:
-    """A story names its scene, what happened and its goal in 13 words of its own; the sentence answering it names 4
-    of them (weighted coverage 0.27, under the 0.3 a short question's answer reaches). With 8 words of its own or
-    more a question's floor is `STORY_COVERAGE` (with `STORY_HITS` of its words at least)."""
+    """A story names its scene, what happened and its goal in many words of its own; a sentence answering it names a
+    few of them (weighted coverage 0.23 here, under the 0.3 a short question's answer reaches). With 8 words of its
+    own or more a question's floor is `STORY_COVERAGE`, half a short question's, the least a quoted sentence may cover
+    (with `STORY_HITS` of its words at least). It had been 0.24: the probes' stories answered at 0.15 to 0.24 (a
+    sentence naming the setting and two of the scene's words) were "not found"."""
+    from subagents.extractive.evidence import gather
     from subagents.extractive.selection import focus_of, select
+    from subagents.model import ToolResultBlock, ToolUseBlock
 
-    question = ("Every night our script dumps the whole cluster to a tape drive, the dump runs for hours and slows the "
-                "users down. Which setting makes the nightly dump quicker?")
+    question = ("Every night our backup script dumps the whole production cluster onto a slow tape drive in the "
+                "basement; the dump runs for several hours, blocks the reporting jobs and slows every user down until "
+                "morning. Which setting makes the nightly dump quicker?")
     focus = focus_of(question)
     counts = {f: 40 for t in focus.terms for f in t.forms}
     for text, answers in (("The jobs setting makes each dump quicker.", True),
-                          ("The jobs setting helps.", False)):  # (too few of its words even for a story)
+                          ("Several jobs can dump one cluster in parallel.", True),  # (coverage 0.23)
+                          ("The setting helps.", False)):  # (too few of its words even for a story)
         payload = {"query": question, "results": [{"source_id": "S1", "passage_id": "p#1", "title": "Nightly work",
                                                    "heading": "Nightly work", "snippet": text}],
                    "corpus": {"passages": 5000, "term_passages": counts, "term_titles": {f: 2 for f in counts}}}
-        from subagents.extractive.evidence import gather
-        from subagents.model import ToolResultBlock, ToolUseBlock
-
         ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}),
                       ToolResultBlock("t1", json.dumps(payload)))])
         assert bool(select(focus, ev).claims) is answers, text

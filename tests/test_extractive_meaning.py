@@ -205,5 +205,19 @@ def test_an_entry_headed_by_a_question_asked_alike_answers_a_story_that_shares_f
     alike = PatternEncoder(r"strange fit score|jumped from low", "test-asked-alike-1")
     sel = select(focus_of(question), ev, meaning=Meaning(alike, question))
     assert any(u.text.startswith("Otherwise the number could be negative") for u in sel.claims), sel
-    unlike = PatternEncoder(r"jumped from low", "test-asked-alike-2")  # the heading asks something else
+    # under a heading that asks something else the same sentence shares too few of the story's words (the heading's
+    # count with it): no answer (with the heading above, it covers 0.18 of the story's words, above the story floor)
+    other = [dict(results[0], heading="Gizmo FAQ > Why does the report list colours? > 7.4 Why does")]
+    ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": question}),
+                  ToolResultBlock("t1", json.dumps(dict(payload, results=other))))])
+    unlike = PatternEncoder(r"jumped from low", "test-asked-alike-2")
     assert not select(focus_of(question), ev, meaning=Meaning(unlike, question)).claims
+    # a short question's floor is 0.3: the sentence covering 0.27 of it answers only under a heading asked alike
+    short = "My gizmo fit score jumped from low to perfect: is the gizmo better now?"
+    asked = [dict(results[0], heading="Gizmo FAQ > Why does the gizmo report a strange fit figure? > 7.4 Why does")]
+    ev = gather([(ToolUseBlock("t1", "search_corpus", {"query": short}),
+                  ToolResultBlock("t1", json.dumps(dict(payload, query=short, results=asked))))])
+    alike = PatternEncoder(r"strange fit figure|jumped from low", "test-asked-alike-3")
+    assert select(focus_of(short), ev, meaning=Meaning(alike, short)).claims
+    unlike = PatternEncoder(r"jumped from low", "test-asked-alike-4")
+    assert not select(focus_of(short), ev, meaning=Meaning(unlike, short)).claims
