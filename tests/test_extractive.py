@@ -1890,6 +1890,22 @@ def test_a_sentence_introducing_code_keeps_it_when_an_earlier_claim_took_the_sam
     assert intro + 1 < len(texts) and texts[intro + 1].strip().startswith("w.rename("), texts
 
 
+def test_a_line_of_code_only_its_own_introducing_sentence_makes_code_goes_with_no_other_sentence(docs: Path,
+                                                                                                 tmp_path: Path) -> None:
+    """PostgreSQL's "\\encoding SJIS" and a one-line pg_hba.conf example had been quoted as prose lines (cut
+    sentences) under a how-to sentence above their own introducing sentence: a line read as code only after the sentence
+    introducing it is not attached to another."""
+    (docs / "encoding.md").write_text(
+        "# Widget shell encodings\n\nTo switch the widget encoding in the widget shell, use its encoding command.\n\n"
+        "Type:\n\n\\encoding SJIS\n\nThe widget encoding is kept.\n")
+    result = run("How do I switch the widget encoding in the widget shell?", docs, tmp_path)
+    claims = [c.text for a in read_run(result.run_dir).trace.agents.values() if a.findings for c in a.findings.claims]
+    at = [i for i, t in enumerate(claims) if t.strip() == "\\encoding SJIS"]
+    assert all(i > 0 and claims[i - 1].endswith(":") for i in at), claims
+    assert not re.search(r"^(?:- )?\\\\encoding SJIS", result.report.replace("```\n\\encoding SJIS\n```", ""), re.M), \
+        result.report
+
+
 def test_a_how_to_sentence_does_not_take_the_next_example_when_it_is_about_something_else(docs: Path,
                                                                                           tmp_path: Path) -> None:
     """The example after a how-to sentence goes with it only when it uses a name the sentence gives or a word
