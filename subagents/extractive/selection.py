@@ -42,7 +42,7 @@ from .undocumented import Unsaid, derived, english, not_asked, spells, set_aside
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
-STORY_COVERAGE = 0.5 * MIN_COVERAGE  # a story's floor, no higher than the least a quoted sentence covers (`select`)
+STORY_COVERAGE = 0.5 * MIN_COVERAGE  # a story's floor: the least any quoted sentence covers (`select`)
 STORY_HITS = 3  # … but at least this many of them
 FLOOR = 0.5  # a claim scores at least this share of the best claim
 MAX_CLAIMS = 5
