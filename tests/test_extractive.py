@@ -2986,8 +2986,8 @@ def test_a_question_told_as_a_story_is_answered_by_a_sentence_naming_fewer_of_it
     """A story names its scene, what happened and its goal in many words of its own; a sentence answering it names a
     few of them (weighted coverage 0.23 here, under the 0.3 a short question's answer reaches). With 8 words of its
     own or more a question's floor is `STORY_COVERAGE`, half a short question's, the least a quoted sentence may cover
-    (with `STORY_HITS` of its words at least). It had been 0.24: the probes' stories answered at 0.15 to 0.24 (a
-    sentence naming the setting and two of the scene's words) were "not found"."""
+    (with `STORY_HITS` of its words at least). It had been 0.24: the probes' stories whose best sentence covered 0.15
+    to 0.24 were "not found", answerable ones (14) far more often than unanswerable ones (2)."""
     from subagents.extractive.evidence import gather
     from subagents.extractive.selection import focus_of, select
     from subagents.model import ToolResultBlock, ToolUseBlock

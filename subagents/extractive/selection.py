@@ -754,15 +754,17 @@ def scene_instance(term: Term, focus: Focus, ev: Evidence) -> bool:
 
 def told_by_an_answer(term: Term, focus: Focus, enough: list[Scored]) -> bool:
     """A name the corpus mentions only in passing that only a story's scene holds, none of its asking sentences, and
-    that a sentence answering well enough, or its passage, mentions ("Our old scripts were saved in the Windows-1252
-    encoding … What do I put at the top of such a file …?", "… to declare that Windows-1252 encoding is to be used, the
-    first line … should be:"; "a helper function creates a PhotoImage … Why does the picture vanish …?" under the
-    passage on images naming PhotoImage): the documents speak of the asker's case where they answer. (A name the
-    asking sentences hold, "How do I read an Excel file with readxl?", stays a thing the documents leave
-    undocumented.)"""
-    return scene_only(term, focus.whole_question) and any(
-        mentions(term, s.unit.forms, s.unit.text) or mentions(term, text_forms(s.unit.passage.text), s.unit.passage.text)
-        for s in enough)
+    that a sentence answering well enough, or its passage, mentions ("Our old scripts were saved in the
+    Windows-1252 encoding … What do I put at the top of such a file …?", "… to declare that Windows-1252
+    encoding is to be used, the first line … should be:"; "a helper function creates a PhotoImage … Why does the
+    picture vanish …?" under the passage on images naming PhotoImage): the documents speak of the asker's case where
+    they answer. (A name the asking sentences hold, "How do I read an Excel file with readxl?", stays a thing the
+    documents leave undocumented.)"""
+    def told(s: Scored) -> bool:
+        passage = s.unit.passage
+        return mentions(term, s.unit.forms, s.unit.text) or mentions(term, text_forms(passage.text), passage.text)
+
+    return scene_only(term, focus.whole_question) and any(told(s) for s in enough)
 
 
 def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning = NO_MEANING) -> Selection:

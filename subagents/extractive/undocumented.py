@@ -284,8 +284,8 @@ _PLACED = re.compile(rf"\b(?:{_PLACES}|for\s+(?:our|my))\s+"
                      r"(?:(?!(?:with|using|via|by|from|to|in|of|for|and|or)\b)[\w.+'’-]+\s+){0,2}$", re.I)
 _PLACED_OWN = re.compile(rf"\b(?:{_PLACES}|in)\s+(?:our|my)\s+$", re.I)  # "On my Windows PC", "in our Azure tenant"
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b", re.I)
-# the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows PC",
-# "My small TCP client loops …": lower-case describing words between, no name and no stop word)
+# the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows
+# PC", "My small TCP client loops …": lower-case describing words between, no name and no stop word)
 _OWNED = re.compile(r"\b(?:our|my)\s+(?P<describing>(?:(?-i:[a-z][a-z-]*)\s+){0,2})$", re.I)
 # words opening a verb's object: the word before them is the name's verb ("our Zorbix needs a restart"), not its noun
 _OBJECT_START = frozenset("a an the my our your their its it them him her this that these those to".split())
@@ -1288,7 +1288,8 @@ _LIMIT_ASKED = (
     re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+(?P<bound>" + _BOUNDS + r")\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)\s+of\s+"
                r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
-               r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|\s*[?,;.]|$|"
+               r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|"
+               r"\s*[?,;.]|$|"
                # what has the bound, named before its verb ("headers HTTPConnection will accept")
                r"\s+[\w.()-]+\s+(?:can|could|may|might|will|would|should|must|accepts?|allows?|takes?|supports?)\b)",
                re.I),

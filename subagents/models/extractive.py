@@ -208,7 +208,7 @@ class ExtractiveModel:
             if extra is not None and not (len(claims) <= 2 or u.intro or extra.kind is UnitKind.SIGNATURE):
                 extra = None  # past the first claims, only the short API line a how-to sentence documents
             if extra is not None and not u.intro and extra.kind is UnitKind.CODE and not writing.is_code(extra.text):
-                extra = None  # a line that only the sentence introducing it makes code ("\\encoding SJIS") reads as prose
+                extra = None  # a line only its introducing sentence makes code ("\encoding SJIS") reads as prose
             if extra is None:
                 continue
             have = [c for c in claims if c["text"] == extra.text]
