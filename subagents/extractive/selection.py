@@ -42,7 +42,8 @@ from .undocumented import Unsaid, derived, english, not_asked, spells, set_aside
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)
-STORY_COVERAGE = 0.5 * MIN_COVERAGE  # a story's floor: the least any quoted sentence covers (`select`)
+QUOTED_COVERAGE = 0.5 * MIN_COVERAGE  # the least a quoted sentence covers, unless close in meaning (`select`)
+STORY_COVERAGE = QUOTED_COVERAGE  # a story's floor: a sentence answering it names few of its many words
 STORY_HITS = 3  # … but at least this many of them
 FLOOR = 0.5  # a claim scores at least this share of the best claim
 MAX_CLAIMS = 5
@@ -760,11 +761,8 @@ def told_by_an_answer(term: Term, focus: Focus, enough: list[Scored]) -> bool:
     picture vanish …?" under the passage on images naming PhotoImage): the documents speak of the asker's case where
     they answer. (A name the asking sentences hold, "How do I read an Excel file with readxl?", stays a thing the
     documents leave undocumented.)"""
-    def told(s: Scored) -> bool:
-        passage = s.unit.passage
-        return mentions(term, s.unit.forms, s.unit.text) or mentions(term, text_forms(passage.text), passage.text)
-
-    return scene_only(term, focus.whole_question) and any(told(s) for s in enough)
+    return scene_only(term, focus.whole_question) and any(
+        mentions(term, u.forms, u.text) for s in enough for u in units_of(s.unit.passage))
 
 
 def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning = NO_MEANING) -> Selection:
@@ -795,7 +793,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
     for s in scored:
         if len(chosen) >= limit or s.score < FLOOR * best.score:
             break
-        if s.coverage < 0.5 * MIN_COVERAGE and not _close_in_meaning(s) or not _distinct(chosen, s.unit):
+        if s.coverage < QUOTED_COVERAGE and not _close_in_meaning(s) or not _distinct(chosen, s.unit):
             continue
         chosen.append(s.unit)
     elsewhere = about_none(focus, chosen, ev.weights)
