@@ -1317,6 +1317,53 @@ def test_a_graded_adjective_before_framework_names_no_product(docs: Path, tmp_pa
     assert "do not answer this question" in section(report, "Answer"), report  # a name: no heading has it
 
 
+def test_an_ordinal_before_module_names_no_product(docs: Path, tmp_path: Path) -> None:
+    # "the second one needs … the first module" (which of the asker's two): before, "first" and "second" were
+    # libraries no heading names, mentioned in passing, and the question was not found
+    report = run("My app has two modules and the second module draws what the first module builds. How do I copy "
+                 "a widget with its children?", docs, tmp_path).report
+    assert "clone() with deep=True" in section(report, "Answer"), report
+
+
+def test_a_keyword_in_capitals_after_a_name_makes_no_compound_name(docs: Path, tmp_path: Path) -> None:
+    # "a Zorblang FOR loop" is Zorblang's loop: before, "Zorblang FOR" was a name of two words no text holds
+    (docs / "porting.txt").write_text("Porting from Zorblang\n\nZorblang counts a FOR loop with REVERSE down from the "
+                                      "second bound to the first, while widget scripts count down from the first bound "
+                                      "to the second, so the bounds are swapped when porting.\n")
+    answer = answer_to("When porting a Zorblang FOR loop that counts down with REVERSE, how are the two bounds treated "
+                       "differently?", docs, tmp_path)
+    assert "bounds are swapped" in answer, answer
+    answer = answer_to("When porting a Zorblang Turbo FOR loop that counts down with REVERSE, how are the two bounds "
+                       "treated differently?", docs, tmp_path / "turbo")
+    assert "do not answer" in answer, answer  # names still join each other: no text holds "Zorblang Turbo"
+
+
+@pytest.mark.parametrize("scene", [
+    "I wrote a widget.copy_tree method that copies a widget, and a colleague says it loses the children.",
+    "I keep a per-window value like app.copy_depth that says how deep to copy, and the children still get lost.",
+])
+def test_a_name_the_asker_made_is_their_own_not_an_undocumented_name(scene: str, docs: Path, tmp_path: Path) -> None:
+    # the asker's own method ("wrote a summary.survey method") or value ("a per-session value like
+    # app.current_tenant"): the documents never write it, the asking sentence does not name it
+    answer = answer_to(f"{scene} How do I copy a widget with its children?", docs, tmp_path)
+    assert "clone() with deep=True" in answer, answer
+    # told as something the asker uses, not made, the same name is one the documents lack
+    answer = answer_to("I call widget.copy_tree to copy a widget, and the children get lost. How do I copy a widget "
+                       "with its children?", docs, tmp_path / "uses")
+    assert "do not answer" in answer, answer
+
+
+def test_a_name_the_asker_made_is_set_aside_only_where_the_corpus_never_writes_it() -> None:
+    from subagents.extractive.undocumented import set_aside
+
+    focus = focus_of("I wrote a widget.copy_tree method that copies widgets, and the children get lost. How do I copy "
+                     "a widget with its children?")
+    name, = [t for t in focus.question.terms if t.text == "widget.copy_tree"]
+    assert set_aside(name, focus, Weights(passages=10_000, df={name.key: 0}))
+    # a name the corpus writes is the documents' thing, whoever says they made one
+    assert not set_aside(name, focus, Weights(passages=10_000, df={name.key: 3}, titled={name.key: 0}))
+
+
 def test_a_name_mentioned_under_the_heading_of_another_asked_name_is_covered_there(docs: Path, tmp_path: Path) -> None:
     # "FoxPro" is mentioned once, in the section "dBase files (DBF)", and the question asks "a FoxPro .dbf table":
     # the documents cover it as a kind of what they document there. The same mention in a note under no such
@@ -2135,6 +2182,7 @@ def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, 
     ("How many stars does the CPython repository have on GitHub?", "stars", "the CPython repository"),
     ("What is the market share of Python among programming languages?", "market share", "Python"),
     ("What is the number of downloads of numpy?", "number of downloads", "numpy"),
+    ("How many active R users are there worldwide?", "users", "R"),  # the people of a named thing counted
 ])
 def test_a_question_asking_for_a_figure_of_a_market(question: str, measure: str, subject: str) -> None:
     from subagents.extractive.undocumented import figures
@@ -2154,7 +2202,8 @@ def test_a_market_figure_is_given_by_a_sentence_with_its_measure_its_subject_and
     assert Figure("market share", "Python").stated_by("Python holds a large market share.")
 
 
-@pytest.mark.parametrize("question", ["How many arguments does print take?", "How many rows can a table hold?"])
+@pytest.mark.parametrize("question", ["How many arguments does print take?", "How many rows can a table hold?",
+                                      "How many users are there in the pg_authid catalog?"])
 def test_a_question_asking_how_many_of_something_documented_asks_no_market_figure(question: str) -> None:
     from subagents.extractive.undocumented import figures
 
@@ -3264,6 +3313,11 @@ def test_a_price_a_population_share_and_a_life_are_asked_only_in_their_own_words
     ("How many bytes does a UUID take?", "how many bytes does a UUID take"),
     ("In psql I'd like to see how many milliseconds each query takes after it runs.", None),  # how to see it
     ("How do I find out how many bytes an object takes in memory?", None),  # how to find it out
+    # memory asked, a size in bytes answers it
+    ("I want to know the limits: how many can I listen on, and how much memory does each registered channel take?",
+     "how much memory does each registered channel take"),
+    ("How much space does the map spend on each heap page?", None),  # "one byte to represent each page" says it
+    ("How do I find how much memory a table uses?", None),
 ])
 def test_a_quantity_in_its_unit_is_asked_at_a_clauses_opening(question: str, asked: str | None) -> None:
     from subagents.extractive.undocumented import quantities
@@ -3291,6 +3345,9 @@ def test_a_quantity_is_stated_by_a_number_in_a_unit_of_its_kind_that_is_no_bound
     assert not empty.stated_by("Each widget requires space for a pointer, which is 4 bytes.")
     assert not empty.stated_by("The pointers for a list that size would only require 16 GiB of space.")
     assert empty.stated_by("An empty widget list takes 56 bytes.")
+    channel, = quantities("How much memory does each registered channel take?")
+    assert channel.stated_by("Each registered channel takes 64 bytes of shared memory.")
+    assert not channel.stated_by("Each registered channel is kept in shared memory.")  # no size
     limit, = quantities("How many bytes can a UUID take at most?")  # a bound asked is stated by one
     assert limit.stated_by("A UUID takes at most 16 bytes.")
 
@@ -3332,6 +3389,12 @@ def test_what_no_sentence_states_is_not_found_until_one_does(unstated: str, ques
     ("Why is Decimal a better choice than float for amounts of money?", None),  # a reason asked
     ("Is it better to use a list or a tuple here?", None),
     ("Which is better, storing the rows in one table or splitting them across many partitions by date?", None),  # clauses
+    # "is A a better … than B" asks an opinion when the asker wants the reader's view
+    ("I teach teenagers. In your view, is Python a better first language for them than JavaScript?",
+     ("Python", "JavaScript")),
+    ("Honestly, in your opinion, is tkinter a better choice than PyQt these days, or is it a dead end?",
+     ("tkinter", "PyQt")),
+    ("Is Python a better first language than JavaScript for teenagers?", None),  # no view asked: what each does
 ])
 def test_which_of_named_things_is_the_better_choice_is_asked_as_an_opinion(question: str, choices) -> None:
     from subagents.extractive.undocumented import preferences
@@ -3355,6 +3418,13 @@ def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None
     ("Which keyword argument of extractall makes it skip files?", ("extractall", "makes it skip files")),
     ("Which server setting should we raise?", None),  # an everyday word names no thing
     ("Which option do I pass it?", None),
+    # asked whether there is one, the owner before the option's word or after "on", "of", "to"
+    ("Is there a pg_basebackup option that caps the I/O operations per second?",
+     ("pg_basebackup", "caps the I/O operations per second")),
+    ("Is there a parameter on gzip.open or GzipFile that switches on threaded compression?",
+     ("gzip.open", "switches on threaded compression")),
+    ("Is there a server setting that ends idle sessions?", None),
+    ("Is there a switch for that?", None),
 ])
 def test_an_option_of_a_named_thing_is_asked_with_what_it_does(question: str, asked) -> None:
     from subagents.extractive.undocumented import options
@@ -3461,6 +3531,9 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
     # what has the bound named before its verb: it had been counted with the headers ("headers HTTPConnection")
     ("What is the maximum number of headers HTTPConnection will accept, and how can I raise it?",
      ("the maximum number of headers", "HTTPConnection")),
+    # asked whether there is one
+    ("Our ETL opens named dblink connections. Is there a maximum number of named connections a session can hold open?",
+     ("the maximum number of named connections", "session")),
     ("What value does the loop variable have afterwards?", None),  # a value a manual says in words
     ("Which setting sets the maximum number of connections?", None),  # which setting, not the figure
 ])
@@ -3480,6 +3553,11 @@ def test_a_limit_is_stated_by_a_number_of_what_is_counted_of_what_has_the_bound(
                  "A package name may only contain ASCII characters.",  # in words only
                  "Returns 1 if the name has characters outside ASCII."):  # a number of something else
         assert not named.stated_by(said), said
+    whether, = limits("Is there a maximum number of bytes it will return in a single call?")
+    for said in ("It returns at most 4096 bytes per call.", "There is no limit on the number of bytes returned."):
+        assert whether.stated_by(said), said
+    assert not whether.stated_by("As of 2015, 32 bytes of randomness is believed sufficient.")  # no bound
+    assert named.stated_by("There is no maximum: a package name may have any number of characters.")
     metres, = limits("What exact value in meters does earth() return?")
     assert metres.stated_by("earth() returns 6378168 meters.")
     assert not metres.stated_by("The radius is obtained from earth(); it is given in meters.")  # no number

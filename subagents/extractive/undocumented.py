@@ -181,7 +181,9 @@ def undocumented_years(focus: Focus, weights: Weights) -> list[Term]:
 
 _PRODUCT = re.compile(r"\bthe\s+([A-Za-z][\w.+-]*)\s+(?:library|package|module|framework|extension|plugin)\b", re.I)
 _NOT_A_PRODUCT = frozenset("same whole entire own new following above other third-party external given current main "
-                           "standard this that".split())
+                           "standard this that".split()
+                           # which of the asker's several it is ("the first module", "the second one")
+                           + "first second third fourth fifth last next previous former latter original old".split())
 # stop words that cannot stand before a noun in English (adverbs): after "the" and before "package" one is a name
 # ("the here package", R's)
 _ADVERBS = frozenset("here there now then why how where when so just again once".split())
@@ -347,10 +349,30 @@ def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
     return scene_only(term, focus.whole_question)
 
 
+# the asker names a thing they made ("I … wrote a summary.survey method") or one of theirs by an instance of it ("a
+# per-session value like app.current_tenant"): the words before the name
+_MADE = re.compile(r"\b(?:wrote|written|defined|implemented|created|registered)\s+(?:a|an|my|our)\s+"
+                   r"(?:(?-i:[a-z][a-z-]*)\s+){0,2}[`'\"]?$", re.I)
+_THEIRS_BY_INSTANCE = re.compile(r"\b(?:a|an|my|our)\s+(?:(?-i:[a-z][a-z-]*)\s+){0,2}(?:value|setting|variable|name|key|"
+                                 r"header|field|parameter|method|function|class)\s+(?:like|such\s+as|called|named),?\s+"
+                                 r"[`'\"]?$", re.I)
+
+
+def own_made_name(term: Term, focus: Focus, weights: Weights) -> bool:
+    """A name the corpus never writes that only a story's scene holds, where the asker says they made the thing
+    (`_MADE`) or gives it as an instance of a thing of theirs (`_THEIRS_BY_INSTANCE`): their own method or setting,
+    which the documents have no reason to name; what they ask is how the documented machinery treats it."""
+    question = focus.whole_question
+    if term.kind is not TermKind.IDENT or not weights.absent(term) or not scene_only(term, question):
+        return False
+    spots = standing(term.text, question)
+    return bool(spots) and any(_MADE.search(question[:at]) or _THEIRS_BY_INSTANCE.search(question[:at]) for at in spots)
+
+
 def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
-    """A name the question holds but does not ask about (`not_asked`), or the asker's own data (`own_data_name`):
-    no key name, no name the documents must hold, nothing a claim must cover."""
-    return not_asked(term, focus) or own_data_name(term, focus, weights)
+    """A name the question holds but does not ask about (`not_asked`), or the asker's own data (`own_data_name`) or
+    thing (`own_made_name`): no key name, no name the documents must hold, nothing a claim must cover."""
+    return not_asked(term, focus) or own_data_name(term, focus, weights) or own_made_name(term, focus, weights)
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
@@ -556,19 +578,18 @@ def _compounds(question: str, terms: list[Term]) -> list[str]:
     words = re.findall(r"[A-Za-z][\w+#.-]*", question)
     if not words or sum(w[0].isupper() for w in words) >= _TITLE_CASE_SHARE * len(words):
         return []
-    names = {t.text for t in terms if t.kind is TermKind.NAME  # (and keywords in capitals: "NOT MATCHED BY SOURCE")
-             or t.kind is TermKind.IDENT and t.text.isupper() and t.text.isalpha()}
-    runs, run = [], []
-    for tok in re.findall(r"[\w+#.-]+|\S", question):
-        if tok.rstrip(".") in names:
-            run.append(tok.rstrip("."))
+    names = {t.text for t in terms if t.kind is TermKind.NAME}
+    keywords = {t.text for t in terms if t.kind is TermKind.IDENT and t.text.isupper() and t.text.isalpha()}
+    groups: list[list[str]] = [[]]
+    for tok in (t.rstrip(".") for t in re.findall(r"[\w+#.-]+|\S", question)):
+        if tok not in names and tok not in keywords:
+            groups.append([])
             continue
-        if len(run) >= 2:
-            runs.append(" ".join(run))
-        run = []
-    if len(run) >= 2:
-        runs.append(" ".join(run))
-    return runs
+        last = groups[-1][-1] if groups[-1] else ""
+        if last and (tok in keywords or last in keywords) and not (tok.isupper() and last.isupper()):
+            groups.append([])  # a keyword in capitals ("NOT MATCHED BY SOURCE") joins capitals, not a name ("an
+        groups[-1].append(tok)  # Oracle FOR loop" is Oracle's loop)
+    return [" ".join(g) for g in groups if len(g) >= 2]
 
 
 def _phrase(words: str) -> re.Pattern[str]:
@@ -731,6 +752,9 @@ _FIGURES = (
                r"(?:\s+(?:among|in|on|compared|versus|vs)\b.*)?\s*\??$", re.I),
     re.compile(r"\b(?P<subject>[\w.+#-]+)['’]s\s+(?P<measure>market\s+share|download\s+(?:counts?|numbers|statistics|"
                r"stats)|(?:github|gitlab)\s+stars|number\s+of\s+(?:[\w-]+\s+)?" + _COUNT_NOUNS + r")\b", re.I),
+    # "How many active R users are there worldwide?": the thing's people counted, a name before them
+    re.compile(r"\bhow\s+many\s+(?:[a-z-]+\s+){0,2}?(?P<subject>(?-i:[A-Z])[\w.+#-]*)\s+(?P<measure>" + _COUNT_NOUNS
+               + r")\s+(?:are|were)\s+there\b", re.I),
 )
 
 
@@ -1285,7 +1309,8 @@ def amounts(question: str) -> list[Amount]:
 # "what exact value in meters does earth() return?" (not "what value does it have", which a manual says in words)
 _BOUNDS = r"maximum|minimum|max|min|largest|smallest|highest|lowest|greatest|exact"
 _LIMIT_ASKED = (
-    re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+(?P<bound>" + _BOUNDS + r")\s+"
+    re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the|(?P<there>(?:is|are)\s+there\s+(?:a|an|any)))\s+"
+               r"(?P<bound>" + _BOUNDS + r")\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)\s+of\s+"
                r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
                r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|"
@@ -1309,6 +1334,7 @@ class Limit:
     noun: str = ""  # what is counted or its unit: "characters", "meters" ("" if the question names neither)
     subject: str = ""  # what the exact figure is of, asked: "does it pass to listen()"
     of: str = ""  # what has the bound, said after what is counted: "name" of "characters a package name may have"
+    whether: bool = False  # asked whether there is one ("Is there a maximum number of …?"): a sentence must bound it
 
     @property
     def text(self) -> str:
@@ -1324,6 +1350,10 @@ class Limit:
         if self.of and not text_forms(self.of) & forms:
             return False
         head = _counted(self.noun)
+        if head and _NO_BOUND.search(sentence) and text_forms(head) & forms:
+            return True  # "There is no limit on the number of arguments": the bound asked is none
+        if self.whether and not _SAYS_BOUND.search(sentence):
+            return False  # "32 bytes of randomness is sufficient" bounds nothing
         if head and not _numbered(head, sentence, after=CAPACITY_SPAN):
             return False
         if not head and not (_counts_something(sentence) and re.search(r"\d", sentence)):
@@ -1331,6 +1361,12 @@ class Limit:
         return _of_subject(self.subject, forms)
 
 
+# a sentence saying a thing has no bound ("no limit on the number of …", "any number of …", "arbitrarily long")
+_NO_BOUND = re.compile(r"\b(?:no\s+(?:upper\s+|hard\s+|fixed\s+|predefined\s+)?(?:limit|maximum|bound)|unlimited|"
+                       r"any\s+number\s+of|arbitrar(?:y|ily)\s+(?:many|large|long|number)|not\s+limited)\b", re.I)
+# a sentence bounding something ("at most 64", "limited to", "must not exceed", "no more than")
+_SAYS_BOUND = re.compile(r"\b(?:at\s+(?:least|most)|up\s+to|minimum|maximum|max|limit|limits|limited|largest|smallest|"
+                         r"exceeds?|exceeding|no\s+(?:more|fewer|less)\s+than|more\s+than|fewer\s+than|capped)\b", re.I)
 _BOUNDED = frozenset("allowed permitted possible supported accepted in for per on of that which".split())
 _HOLDER_ENDS = frozenset("can could may might will would should must is are has have does do gets get holds hold "
                          "keeps keep takes take accepts accept".split())
@@ -1359,7 +1395,7 @@ def limits(question: str) -> list[Limit]:
             found = m.groupdict()
             subject = " ".join((found.get("subject") or "").split())
             out.append(Limit(m.group("bound").lower(), m.group("measure").lower(), " ".join((found["noun"] or "").split()),
-                             subject, "" if subject else _holder(question[m.end():])))
+                             subject, "" if subject else _holder(question[m.end():]), bool(found.get("there"))))
     return out
 
 
@@ -1413,6 +1449,11 @@ _SIZE_UNITS = r"bytes?|kilobytes?|megabytes?|gigabytes?|terabytes?|bits?|[kmgt]i
 _QUANTITY_ASKED = re.compile(
     _OPENS + r"(?:(?:after|within|in|for)\s+)?how\s+many\s+(?P<unit>" + _SIZE_UNITS + "|" + _TIME_UNITS + r")\s+"
     r"(?:of\s+(?P<of>[\w-]+(?:\s+[\w-]+)?)\s+)?(?P<subject>" + _AUX + r"\s+(?:[^?.;]|\.(?=\S))+)", re.I)
+# a size asked by what it is of: "how much memory does each registered channel take?" (a number of bytes answers it)
+# (not "space": "how much space does the map spend on each page?" is answered "one byte to represent each page")
+_SPACE_WORDS = r"memory|RAM"
+_SPACE_ASKED = re.compile(_OPENS + r"how\s+much\s+(?P<unit>" + _SPACE_WORDS + r")\s+(?P<subject>" + _AUX
+                          + r"\s+(?:[^?.;]|\.(?=\S))+)", re.I)
 # (a "64-bit" machine is a word size, no amount of bits)
 _SIZE_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))(?:\s*-\s*(?!bit\b)|\s*)(?:{_SIZE_UNITS})\b", re.I)
 # a bound said before a figure ("at least 32,768 (32 KiB)", "up to 8 MB"): how far it may go, not how much it is
@@ -1438,7 +1479,8 @@ class Quantity:
     @property
     def text(self) -> str:
         of = f" of {self.of}" if self.of else ""
-        return f"how many {self.unit}{of} {self.subject}"
+        much = "much" if re.fullmatch(_SPACE_WORDS, self.unit, re.I) else "many"
+        return f"how {much} {self.unit}{of} {self.subject}"
 
     def stated_by(self, sentence: str) -> bool:
         """A sentence giving a number in a unit of the asked one's kind, no bound ("32 KiB is currently the minimum
@@ -1468,8 +1510,9 @@ def _of_thing(subject: str, forms: set[str]) -> bool:
 def quantities(question: str) -> list[Quantity]:
     """The quantities in a unit the question asks, each at the opening of one of its clauses."""
     bound = bool(_BOUND_WORDS.search(question))
-    return [Quantity(m.group("unit").lower(), " ".join((m.group("of") or "").split()), " ".join(m.group("subject").split()),
-                     bound) for m in _QUANTITY_ASKED.finditer(question)]
+    found = [*_QUANTITY_ASKED.finditer(question), *_SPACE_ASKED.finditer(question)]
+    return [Quantity(m.group("unit").lower(), " ".join((m.groupdict().get("of") or "").split()),
+                     " ".join(m.group("subject").split()), bound) for m in found]
 
 
 # which of two named things is the better choice, asked as an opinion: "Which is better for publication-quality
@@ -1483,6 +1526,14 @@ _PREFERENCE_ASKED = (
     re.compile(rf"\b(?:is|are|would)\s+{_CHOICE_SPAN}\s+(?:the\s+|a\s+)?{_JUDGED}\b", re.I),
     re.compile(rf"\bbetween\s+(?P<a>{_NAMED_SPAN})\s+and\s+(?P<b>{_NAMED_SPAN})\s*,\s*which\b[^?.;]*?\b{_JUDGED}\b", re.I),
 )
+# the asker wants the reader's own view ("In your view, …", "Honestly, which do you think …"): then "is A a better
+# first language than B" asks an opinion too, not what each does
+_VIEW_ASKED = re.compile(r"\b(?:in\s+your\s+(?:view|opinion)|do\s+you\s+(?:think|prefer|recommend)|would\s+you\s+"
+                         r"(?:recommend|pick|choose)|your\s+(?:honest\s+|personal\s+)?(?:opinion|view|recommendation|pick))\b",
+                         re.I)
+_VIEW_PREFERENCE = re.compile(rf"\b(?:is|are)\s+(?P<a>{_NAMED_SPAN})\s+(?:really\s+|actually\s+)?(?:the\s+|a\s+)?"
+                              rf"{_JUDGED}\b[^?.;]*?\bthan\s+(?P<b>{_NAMED_SPAN})"
+                              r"(?=\s*(?:[?,]|$)|\s+(?:these\s+days|nowadays|today|now|or)\b)", re.I)
 # the words of a sentence that ranks one thing over another
 _JUDGING = re.compile(r"\b(?:better|best|worse|worst|nicer|prefer\w*|recommend\w*|superior|inferior|faster|slower|easier|"
                       r"harder|simpler|rather\s+than|instead\s+of|(?:more|less)\s+[\w-]+\s+than)\b", re.I)
@@ -1512,9 +1563,9 @@ def _choice(text: str) -> str:
 
 
 def preferences(question: str) -> list[Preference]:
-    """Which of the things a question names it asks to be judged the better choice, in any of its sentences; a
-    choice of more than a few words is a clause, no thing named."""
-    for pattern in _PREFERENCE_ASKED:
+    """Which of the things a question names it asks to be judged the better choice, in any of its sentences ("is A
+    better than B" only when it asks the reader's view); a choice of more than a few words is a clause, no thing named."""
+    for pattern in _PREFERENCE_ASKED + ((_VIEW_PREFERENCE,) if _VIEW_ASKED.search(question) else ()):
         m = pattern.search(question)
         if m:
             choices = (_choice(m.group("a")), _choice(m.group("b")))
@@ -1532,6 +1583,12 @@ _OPTION_ASKED = (
                r"(?P<owner>[\w.()-]+)(?P<does>[^?]*)\?", re.I),
     re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?P<owner>[\w.()-]+)\s+(?:command-line\s+|keyword\s+)?"
                + _OPTION_KIND + r"\b(?P<does>[^?]*)\?", re.I),
+    # asked whether there is one: "Is there a pg_basebackup option that caps …?", "Is there a parameter on gzip.open
+    # or GzipFile that switches on …?" (the first of two owners named)
+    re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?P<owner>[\w.()-]+)\s+(?:command-line\s+|keyword\s+)?"
+               + _OPTION_KIND + r"\s+(?:that|which)\b(?P<does>[^?]*)\?", re.I),
+    re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?:[\w-]+\s+){0,2}?" + _OPTION_KIND + r"\s+(?:on|of|to|for|in)\s+"
+               r"(?:the\s+)?(?P<owner>[\w.()-]+)(?:\s+or\s+[\w.()-]+)?\s+(?:that|which)\b(?P<does>[^?]*)\?", re.I),
 )
 OWNER_ZIPF = 2.5  # a word English uses less than this names a thing ("initdb", "coplot"; not "server", "configure")
 # what ends an option's purpose: its setting ("when I create a new cluster"), an example, another part
