@@ -3432,6 +3432,14 @@ def test_an_option_of_a_named_thing_is_asked_with_what_it_does(question: str, as
     assert [(o.owner, o.does) for o in options(question)] == ([asked] if asked else [])
 
 
+def test_an_options_text_says_its_purpose_only() -> None:
+    from subagents.extractive.undocumented import options
+
+    # the report's reason had been "which option of gzip.open turns on threads, and how many does it use"
+    option, = options("Is there a parameter on gzip.open that turns on threads, and how many does it use?")
+    assert option.text == "which option of gzip.open turns on threads"
+
+
 def test_an_option_its_owners_passages_do_not_speak_of_is_not_found(docs: Path, tmp_path: Path) -> None:
     # "Which command-line flags of http.server take the certificate and key?" had been answered from the ssl module's
     # sentences about certificates; http.server's own options are --bind, --directory and --cgi

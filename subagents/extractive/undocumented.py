@@ -182,7 +182,7 @@ def undocumented_years(focus: Focus, weights: Weights) -> list[Term]:
 _PRODUCT = re.compile(r"\bthe\s+([A-Za-z][\w.+-]*)\s+(?:library|package|module|framework|extension|plugin)\b", re.I)
 _NOT_A_PRODUCT = frozenset("same whole entire own new following above other third-party external given current main "
                            "standard this that".split()
-                           # which of the asker's several it is ("the first module", "the second one")
+                           # which of the asker's several it is ("the first module", "the second package")
                            + "first second third fourth fifth last next previous former latter original old".split())
 # stop words that cannot stand before a noun in English (adverbs): after "the" and before "package" one is a name
 # ("the here package", R's)
@@ -353,9 +353,9 @@ def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
 # per-session value like app.current_tenant"): the words before the name
 _MADE = re.compile(r"\b(?:wrote|written|defined|implemented|created|registered)\s+(?:a|an|my|our)\s+"
                    r"(?:(?-i:[a-z][a-z-]*)\s+){0,2}[`'\"]?$", re.I)
-_THEIRS_BY_INSTANCE = re.compile(r"\b(?:a|an|my|our)\s+(?:(?-i:[a-z][a-z-]*)\s+){0,2}(?:value|setting|variable|name|key|"
-                                 r"header|field|parameter|method|function|class)\s+(?:like|such\s+as|called|named),?\s+"
-                                 r"[`'\"]?$", re.I)
+_THEIRS_BY_INSTANCE = re.compile(r"\b(?:a|an|my|our)\s+(?:(?-i:[a-z][a-z-]*)\s+){0,2}"
+                                 r"(?:value|setting|variable|name|key|header|field|parameter|method|function|class)\s+"
+                                 r"(?:like|such\s+as|called|named),?\s+[`'\"]?$", re.I)
 
 
 def own_made_name(term: Term, focus: Focus, weights: Weights) -> bool:
@@ -366,7 +366,7 @@ def own_made_name(term: Term, focus: Focus, weights: Weights) -> bool:
     if term.kind is not TermKind.IDENT or not weights.absent(term) or not scene_only(term, question):
         return False
     spots = standing(term.text, question)
-    return bool(spots) and any(_MADE.search(question[:at]) or _THEIRS_BY_INSTANCE.search(question[:at]) for at in spots)
+    return any(_MADE.search(question[:at]) or _THEIRS_BY_INSTANCE.search(question[:at]) for at in spots)
 
 
 def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
@@ -585,10 +585,11 @@ def _compounds(question: str, terms: list[Term]) -> list[str]:
         if tok not in names and tok not in keywords:
             groups.append([])
             continue
+        # a keyword in capitals joins capitals ("NOT MATCHED BY SOURCE"), not a name ("an Oracle FOR loop": Oracle's)
         last = groups[-1][-1] if groups[-1] else ""
         if last and (tok in keywords or last in keywords) and not (tok.isupper() and last.isupper()):
-            groups.append([])  # a keyword in capitals ("NOT MATCHED BY SOURCE") joins capitals, not a name ("an
-        groups[-1].append(tok)  # Oracle FOR loop" is Oracle's loop)
+            groups.append([])
+        groups[-1].append(tok)
     return [" ".join(g) for g in groups if len(g) >= 2]
 
 
@@ -1309,8 +1310,8 @@ def amounts(question: str) -> list[Amount]:
 # "what exact value in meters does earth() return?" (not "what value does it have", which a manual says in words)
 _BOUNDS = r"maximum|minimum|max|min|largest|smallest|highest|lowest|greatest|exact"
 _LIMIT_ASKED = (
-    re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the|(?P<there>(?:is|are)\s+there\s+(?:a|an|any)))\s+"
-               r"(?P<bound>" + _BOUNDS + r")\s+"
+    re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the|"
+               r"(?P<there>(?:is|are)\s+there\s+(?:a|an|any)))\s+(?P<bound>" + _BOUNDS + r")\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)\s+of\s+"
                r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
                r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|"
@@ -1352,7 +1353,7 @@ class Limit:
         head = _counted(self.noun)
         if head and _NO_BOUND.search(sentence) and text_forms(head) & forms:
             return True  # "There is no limit on the number of arguments": the bound asked is none
-        if self.whether and not _SAYS_BOUND.search(sentence):
+        if self.whether and not (_BOUND_WORDS.search(sentence) or _BOUNDING.search(sentence)):
             return False  # "32 bytes of randomness is sufficient" bounds nothing
         if head and not _numbered(head, sentence, after=CAPACITY_SPAN):
             return False
@@ -1364,9 +1365,8 @@ class Limit:
 # a sentence saying a thing has no bound ("no limit on the number of …", "any number of …", "arbitrarily long")
 _NO_BOUND = re.compile(r"\b(?:no\s+(?:upper\s+|hard\s+|fixed\s+|predefined\s+)?(?:limit|maximum|bound)|unlimited|"
                        r"any\s+number\s+of|arbitrar(?:y|ily)\s+(?:many|large|long|number)|not\s+limited)\b", re.I)
-# a sentence bounding something ("at most 64", "limited to", "must not exceed", "no more than")
-_SAYS_BOUND = re.compile(r"\b(?:at\s+(?:least|most)|up\s+to|minimum|maximum|max|limit|limits|limited|largest|smallest|"
-                         r"exceeds?|exceeding|no\s+(?:more|fewer|less)\s+than|more\s+than|fewer\s+than|capped)\b", re.I)
+# words bounding something besides a bound's own (`_BOUND_WORDS`): "limited to", "must not exceed", "no more than"
+_BOUNDING = re.compile(r"\b(?:limits|limited|exceeds?|exceeding|(?:no\s+)?(?:more|fewer|less)\s+than|capped)\b", re.I)
 _BOUNDED = frozenset("allowed permitted possible supported accepted in for per on of that which".split())
 _HOLDER_ENDS = frozenset("can could may might will would should must is are has have does do gets get holds hold "
                          "keeps keep takes take accepts accept".split())
@@ -1529,8 +1529,8 @@ _PREFERENCE_ASKED = (
 # the asker wants the reader's own view ("In your view, …", "Honestly, which do you think …"): then "is A a better
 # first language than B" asks an opinion too, not what each does
 _VIEW_ASKED = re.compile(r"\b(?:in\s+your\s+(?:view|opinion)|do\s+you\s+(?:think|prefer|recommend)|would\s+you\s+"
-                         r"(?:recommend|pick|choose)|your\s+(?:honest\s+|personal\s+)?(?:opinion|view|recommendation|pick))\b",
-                         re.I)
+                         r"(?:recommend|pick|choose)|your\s+(?:honest\s+|personal\s+)?"
+                         r"(?:opinion|view|recommendation|pick))\b", re.I)
 _VIEW_PREFERENCE = re.compile(rf"\b(?:is|are)\s+(?P<a>{_NAMED_SPAN})\s+(?:really\s+|actually\s+)?(?:the\s+|a\s+)?"
                               rf"{_JUDGED}\b[^?.;]*?\bthan\s+(?P<b>{_NAMED_SPAN})"
                               r"(?=\s*(?:[?,]|$)|\s+(?:these\s+days|nowadays|today|now|or)\b)", re.I)
@@ -1564,7 +1564,8 @@ def _choice(text: str) -> str:
 
 def preferences(question: str) -> list[Preference]:
     """Which of the things a question names it asks to be judged the better choice, in any of its sentences ("is A
-    better than B" only when it asks the reader's view); a choice of more than a few words is a clause, no thing named."""
+    better than B" only when it asks the reader's view); a choice of more than a few words is a clause, no thing
+    named."""
     for pattern in _PREFERENCE_ASKED + ((_VIEW_PREFERENCE,) if _VIEW_ASKED.search(question) else ()):
         m = pattern.search(question)
         if m:
@@ -1587,8 +1588,9 @@ _OPTION_ASKED = (
     # or GzipFile that switches on …?" (the first of two owners named)
     re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?P<owner>[\w.()-]+)\s+(?:command-line\s+|keyword\s+)?"
                + _OPTION_KIND + r"\s+(?:that|which)\b(?P<does>[^?]*)\?", re.I),
-    re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?:[\w-]+\s+){0,2}?" + _OPTION_KIND + r"\s+(?:on|of|to|for|in)\s+"
-               r"(?:the\s+)?(?P<owner>[\w.()-]+)(?:\s+or\s+[\w.()-]+)?\s+(?:that|which)\b(?P<does>[^?]*)\?", re.I),
+    re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?:[\w-]+\s+){0,2}?" + _OPTION_KIND
+               + r"\s+(?:on|of|to|for|in)\s+(?:the\s+)?(?P<owner>[\w.()-]+)(?:\s+or\s+[\w.()-]+)?\s+(?:that|which)\b"
+               r"(?P<does>[^?]*)\?", re.I),
 )
 OWNER_ZIPF = 2.5  # a word English uses less than this names a thing ("initdb", "coplot"; not "server", "configure")
 # what ends an option's purpose: its setting ("when I create a new cluster"), an example, another part
@@ -1610,7 +1612,8 @@ class Option:
 
     @property
     def text(self) -> str:
-        return f"which option of {self.owner} {' '.join(self.does.split())}"
+        """What is asked, the option's purpose only (not "…, and how many threads does it use by default")."""
+        return f"which option of {self.owner} {' '.join(_PURPOSE_ENDS.split(self.does, maxsplit=1)[0].split())}"
 
     @property
     def owner_forms(self) -> set[str]:
