@@ -361,6 +361,20 @@ async def test_the_gap_round_leaves_out_the_askers_data_in_a_quoted_instance() -
         objectives
 
 
+async def test_the_gap_round_leaves_out_a_name_the_asker_says_they_made() -> None:
+    # "I wrote a summary.survey method …": a gap round searching "summary.survey" found a survey dataset's page and
+    # added it to the report as a part of its own; a name the question asks of ("Cookie") is still a gap
+    q = "I wrote a cookie.split_raw method that splits the raw header. It loses values. How do I parse a Cookie header?"
+    d = Delegation(objective=q, tools=["search_corpus"], queries=[q])
+    partial = SubagentReport("r1-sub", d, AgentStatus.PARTIAL, Findings(
+        status=FindingsStatus.PARTIAL, claims=[Claim(text="A raw header is split into names and values.",
+                                                     source_ids=["S1"])]))
+    resp = await ExtractiveModel().complete(lead_request(q, (RoundReport(1, (partial,)),), rounds_left=1))
+    objectives = [t["objective"] for t in resp.tool_uses()[0].input["tasks"]]
+    assert any(o.startswith("Cookie") for o in objectives), objectives
+    assert not any("split_raw" in o.split("(")[0] for o in objectives), objectives
+
+
 async def test_a_comparison_gets_one_subagent_per_entity_with_distinct_queries_and_boundaries() -> None:
     resp = await ExtractiveModel().complete(lead_request("What is the difference between a gadget and a widget?"))
     plan = resp.tool_uses()[0].input

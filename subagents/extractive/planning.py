@@ -26,6 +26,7 @@ from ..context import LeadLimits, RoundReport
 from ..delegation import FindingsStatus, QueryType
 from .analysis import AnswerType, Question, analyse, entity_terms, holds, refers_back, resolved, the_ask
 from .terms import Term, TermKind, extract_terms, in_example_literal, mentions, only_declined, stem, text_forms
+from .undocumented import said_as_own
 
 MAX_QUERIES = 4
 MAX_READS = 6
@@ -248,10 +249,12 @@ def gap_tasks(question: str, rounds: list[RoundReport], tools: list[str], most: 
                                  f"no claim answers “{part.text}”"))
     # a name no claim mentions, unless every subagent of the last round said its objective is answered (one that
     # sees the corpus's statistics knows a keyword the corpus is written in, "WHERE", is no gap of its own), or the
-    # asker's data in a quoted instance ("a string like 'session=abc123'")
+    # asker's data in a quoted instance ("a string like 'session=abc123'") or a thing they say is theirs ("I wrote a
+    # summary.survey method": no search for it would find the documents' words)
     answered = all(s.findings.status is FindingsStatus.OK for s in rounds[-1].subagents)
     named = [] if answered else [t for t in q.terms if t.kind in (TermKind.IDENT, TermKind.NAME)
-                                 and not mentions(t, forms, found) and not in_example_literal(t.text, question)]
+                                 and not mentions(t, forms, found) and not in_example_literal(t.text, question)
+                                 and not said_as_own(t, question)]
     for t in named[:2]:
         others = [x for x in q.subject if x is not t]
         queries = _fresh([f"{t.text} {words_of(others)}".strip(), t.text], used)

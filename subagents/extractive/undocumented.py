@@ -358,15 +358,19 @@ _THEIRS_BY_INSTANCE = re.compile(r"\b(?:a|an|my|our)\s+(?:(?-i:[a-z][a-z-]*)\s+)
                                  r"(?:like|such\s+as|called|named),?\s+[`'\"]?$", re.I)
 
 
-def own_made_name(term: Term, focus: Focus, weights: Weights) -> bool:
-    """A name the corpus never writes that only a story's scene holds, where the asker says they made the thing
-    (`_MADE`) or gives it as an instance of a thing of theirs (`_THEIRS_BY_INSTANCE`): their own method or setting,
-    which the documents have no reason to name; what they ask is how the documented machinery treats it."""
-    question = focus.whole_question
-    if term.kind is not TermKind.IDENT or not weights.absent(term) or not scene_only(term, question):
+def said_as_own(term: Term, question: str) -> bool:
+    """An identifier only a story's scene holds, where the asker says they made the thing (`_MADE`) or gives it as an
+    instance of a thing of theirs (`_THEIRS_BY_INSTANCE`)."""
+    if term.kind is not TermKind.IDENT or not scene_only(term, question):
         return False
-    spots = standing(term.text, question)
-    return any(_MADE.search(question[:at]) or _THEIRS_BY_INSTANCE.search(question[:at]) for at in spots)
+    return any(_MADE.search(question[:at]) or _THEIRS_BY_INSTANCE.search(question[:at])
+               for at in standing(term.text, question))
+
+
+def own_made_name(term: Term, focus: Focus, weights: Weights) -> bool:
+    """A name the corpus never writes that the asker says is theirs (`said_as_own`): their own method or setting,
+    which the documents have no reason to name; what they ask is how the documented machinery treats it."""
+    return weights.absent(term) and said_as_own(term, focus.whole_question)
 
 
 def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
