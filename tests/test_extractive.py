@@ -347,16 +347,21 @@ def lead_request(question: str, rounds: tuple[RoundReport, ...] = (), rounds_lef
     return ModelRequest(system="(any prompt)", messages=[Message("user", [TextBlock("(any words)")])], context=ctx)
 
 
-async def test_the_gap_round_leaves_out_the_askers_data_in_a_quoted_instance() -> None:
-    # "a string like 'session=abc123; theme=dark'": a gap round searching "abc123" finds nothing the asker needs;
-    # a name the question asks of ("Cookie") that no claim mentions is still a gap
-    q = "My app gets the raw header as a string like 'session=zq123; theme=dark'. How do I parse a Cookie header?"
-    d = Delegation(objective=q, tools=["search_corpus"], queries=[q])
+async def gap_objectives(question: str) -> list[str]:
+    """The objectives of the gap round the lead starts after one partial subagent whose claim names no name."""
+    d = Delegation(objective=question, tools=["search_corpus"], queries=[question])
     partial = SubagentReport("r1-sub", d, AgentStatus.PARTIAL, Findings(
         status=FindingsStatus.PARTIAL, claims=[Claim(text="A raw header is split into names and values.",
                                                      source_ids=["S1"])]))
-    resp = await ExtractiveModel().complete(lead_request(q, (RoundReport(1, (partial,)),), rounds_left=1))
-    objectives = [t["objective"] for t in resp.tool_uses()[0].input["tasks"]]
+    resp = await ExtractiveModel().complete(lead_request(question, (RoundReport(1, (partial,)),), rounds_left=1))
+    return [t["objective"] for t in resp.tool_uses()[0].input["tasks"]]
+
+
+async def test_the_gap_round_leaves_out_the_askers_data_in_a_quoted_instance() -> None:
+    # "a string like 'session=abc123; theme=dark'": a gap round searching "abc123" finds nothing the asker needs;
+    # a name the question asks of ("Cookie") that no claim mentions is still a gap
+    objectives = await gap_objectives("My app gets the raw header as a string like 'session=zq123; theme=dark'. How do "
+                                      "I parse a Cookie header?")
     assert any(o.startswith("Cookie") for o in objectives) and not any("zq123" in o.split("(")[0] for o in objectives), \
         objectives
 
@@ -364,13 +369,8 @@ async def test_the_gap_round_leaves_out_the_askers_data_in_a_quoted_instance() -
 async def test_the_gap_round_leaves_out_a_name_the_asker_says_they_made() -> None:
     # "I wrote a summary.survey method …": a gap round searching "summary.survey" found a survey dataset's page and
     # added it to the report as a part of its own; a name the question asks of ("Cookie") is still a gap
-    q = "I wrote a cookie.split_raw method that splits the raw header. It loses values. How do I parse a Cookie header?"
-    d = Delegation(objective=q, tools=["search_corpus"], queries=[q])
-    partial = SubagentReport("r1-sub", d, AgentStatus.PARTIAL, Findings(
-        status=FindingsStatus.PARTIAL, claims=[Claim(text="A raw header is split into names and values.",
-                                                     source_ids=["S1"])]))
-    resp = await ExtractiveModel().complete(lead_request(q, (RoundReport(1, (partial,)),), rounds_left=1))
-    objectives = [t["objective"] for t in resp.tool_uses()[0].input["tasks"]]
+    objectives = await gap_objectives("I wrote a cookie.split_raw method that splits the raw header. It loses values. "
+                                      "How do I parse a Cookie header?")
     assert any(o.startswith("Cookie") for o in objectives), objectives
     assert not any("split_raw" in o.split("(")[0] for o in objectives), objectives
 
