@@ -288,7 +288,8 @@ _PLACED_OWN = re.compile(rf"\b(?:{_PLACES}|in)\s+(?:our|my)\s+$", re.I)  # "On m
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b", re.I)
 # the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows
 # PC", "My small TCP client loops …": lower-case describing words between, no name and no stop word)
-_OWNED = re.compile(r"\b(?:our|my)\s+(?P<describing>(?:(?-i:[a-z][a-z-]*)\s+){0,2})$", re.I)
+_DESCRIBING = r"(?:(?-i:[a-z][a-z-]*)\s+){0,2}"  # up to two lower-case words before a noun or a name
+_OWNED = re.compile(rf"\b(?:our|my)\s+(?P<describing>{_DESCRIBING})$", re.I)
 # words opening a verb's object: the word before them is the name's verb ("our Zorbix needs a restart"), not its noun
 _OBJECT_START = frozenset("a an the my our your their its it them him her this that these those to".split())
 
@@ -351,11 +352,12 @@ def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
 
 # the asker names a thing they made ("I … wrote a summary.survey method") or one of theirs by an instance of it ("a
 # per-session value like app.current_tenant"): the words before the name
-_MADE = re.compile(r"\b(?:wrote|written|defined|implemented|created|registered)\s+(?:a|an|my|our)\s+"
-                   r"(?:(?-i:[a-z][a-z-]*)\s+){0,2}[`'\"]?$", re.I)
-_THEIRS_BY_INSTANCE = re.compile(r"\b(?:a|an|my|our)\s+(?:(?-i:[a-z][a-z-]*)\s+){0,2}"
-                                 r"(?:value|setting|variable|name|key|header|field|parameter|method|function|class)\s+"
-                                 r"(?:like|such\s+as|called|named),?\s+[`'\"]?$", re.I)
+_MADE = re.compile(rf"\b(?:wrote|written|defined|implemented|created|registered)\s+(?:a|an|my|our)\s+{_DESCRIBING}"
+                   r"[`'\"]?$", re.I)
+# what introduces an instance of a thing, right before it ("like", "e.g.", "called", "say" …)
+_AN_INSTANCE = rf"(?:{EXAMPLE_OPENERS}|say|called|named),?\s+[\"'`]?$"
+_THEIRS_BY_INSTANCE = re.compile(rf"\b(?:a|an|my|our)\s+{_DESCRIBING}(?:value|setting|variable|name|key|header|field|"
+                                 rf"parameter|method|function|class)\s+{_AN_INSTANCE}", re.I)
 
 
 def said_as_own(term: Term, question: str) -> bool:
@@ -380,7 +382,7 @@ def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
-_INSTANCE = re.compile(rf"\b(?:{EXAMPLE_OPENERS}|say|called|named),?\s+[\"'`]?$", re.I)
+_INSTANCE = re.compile(rf"\b{_AN_INSTANCE}", re.I)
 _SLASHED = re.compile(r"[^\s'\"`(),;]*/[^\s'\"`(),;]*")
 
 
@@ -1313,9 +1315,10 @@ def amounts(question: str) -> list[Amount]:
 # a bound or an exact figure asked by name: "What is the maximum number of characters a package name may have?",
 # "what exact value in meters does earth() return?" (not "what value does it have", which a manual says in words)
 _BOUNDS = r"maximum|minimum|max|min|largest|smallest|highest|lowest|greatest|exact"
+_IS_THERE = r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+"  # asking whether there is one ("Is there a maximum …")
 _LIMIT_ASKED = (
-    re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the|"
-               r"(?P<there>(?:is|are)\s+there\s+(?:a|an|any)))\s+(?P<bound>" + _BOUNDS + r")\s+"
+    re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+|(?P<there>" + _IS_THERE + r"))"
+               r"(?P<bound>" + _BOUNDS + r")\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)\s+of\s+"
                r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
                r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|"
@@ -1590,9 +1593,9 @@ _OPTION_ASKED = (
                + _OPTION_KIND + r"\b(?P<does>[^?]*)\?", re.I),
     # asked whether there is one: "Is there a pg_basebackup option that caps …?", "Is there a parameter on gzip.open
     # or GzipFile that switches on …?" (the first of two owners named)
-    re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?P<owner>[\w.()-]+)\s+(?:command-line\s+|keyword\s+)?"
-               + _OPTION_KIND + r"\s+(?:that|which)\b(?P<does>[^?]*)\?", re.I),
-    re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?:[\w-]+\s+){0,2}?" + _OPTION_KIND
+    re.compile(_IS_THERE + r"(?P<owner>[\w.()-]+)\s+(?:command-line\s+|keyword\s+)?" + _OPTION_KIND
+               + r"\s+(?:that|which)\b(?P<does>[^?]*)\?", re.I),
+    re.compile(_IS_THERE + r"(?:[\w-]+\s+){0,2}?" + _OPTION_KIND
                + r"\s+(?:on|of|to|for|in)\s+(?:the\s+)?(?P<owner>[\w.()-]+)(?:\s+or\s+[\w.()-]+)?\s+(?:that|which)\b"
                r"(?P<does>[^?]*)\?", re.I),
 )
@@ -1616,8 +1619,12 @@ class Option:
 
     @property
     def text(self) -> str:
-        """What is asked, the option's purpose only (not "…, and how many threads does it use by default")."""
-        return f"which option of {self.owner} {' '.join(_PURPOSE_ENDS.split(self.does, maxsplit=1)[0].split())}"
+        return f"which option of {self.owner} {self.aim}"
+
+    @property
+    def aim(self) -> str:
+        """What the option should do, to its purpose's end (not "…, and how many threads does it use by default")."""
+        return " ".join(_PURPOSE_ENDS.split(self.does, maxsplit=1)[0].split())
 
     @property
     def owner_forms(self) -> set[str]:
@@ -1626,7 +1633,7 @@ class Option:
 
     def purpose(self, weights: Weights) -> list[Term]:
         """The words of what the option does: not the asking verbs, the owner's own words or the corpus's subject."""
-        return [t for t in extract_terms(_PURPOSE_ENDS.split(self.does, maxsplit=1)[0])
+        return [t for t in extract_terms(self.aim)
                 if t.text.lower() not in _OPTION_VERBS and not t.forms & self.owner_forms and not weights.domain(t)]
 
     def documented_in(self, ev: Evidence) -> bool:
