@@ -816,6 +816,24 @@ def test_a_scenes_name_the_text_speaks_of_where_it_answers_is_no_passing_mention
     assert f"mention {name} only in passing" in result.report, result.report
 
 
+def test_an_identifier_an_answering_sentence_names_is_no_passing_mention(docs: Path, tmp_path: Path) -> None:
+    # "the bdist_dumb command generates all the "dumb" archive formats (tar, gztar, …)" had left "which archive formats
+    # can bdist_dumb make?" not found: the command is mentioned in passing only, but where it is, it is described
+    (docs / "note.txt").write_text("Packing widgets\n\nSome packing commands make several formats; for instance, the "
+                                   "wpack_flat command makes all the flat archive formats (tar, zip and cpio).\n")
+    result = run("With the old wpack_flat command, which archive formats can I make for my widgets?", docs, tmp_path)
+    assert "tar, zip and cpio" in section(result.report, "Answer"), result.report
+    # asked what no sentence naming it says (one more word of the question than the name), it is still mentioned in
+    # passing only
+    result = run("How do I get wpack_flat to print its version number?", docs, tmp_path / "other")
+    assert "mention wpack_flat only in passing" in result.report, result.report
+    # a product's plain name beside what it does is no description of how to use it
+    (docs / "note.txt").write_text("Packing widgets\n\nSome packing tools make several formats; for instance, the "
+                                   "Zorblax tool makes all the flat archive formats (tar, zip and cpio).\n")
+    result = run("With the old Zorblax tool, which archive formats can I make for my widgets?", docs, tmp_path / "plain")
+    assert "mention Zorblax only in passing" in result.report, result.report
+
+
 def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_path: Path) -> None:
     # "room_id" is the asker's column: the documents never write it, the sentences that ask do not name it
     docs = write_tree(tmp_path / "docs", {
@@ -2391,7 +2409,10 @@ def test_a_question_asking_how_or_about_a_property_ranks_nothing(question: str) 
     # asked in any sentence ("… I want to address a letter to them."), an adverb after the verb too
     ("Who is currently the president of the Widget Foundation? I want to write to them.", "president"),
     ("I want to write them a letter. Who chairs the Widget Foundation?", "chair"),
-    ("We moved to a new server. Who can drop a table now?", None)])
+    ("We moved to a new server. Who can drop a table now?", None),
+    # who sits on a board or belongs to a team: its members
+    ("Who currently sits on the PostgreSQL core team?", "member"), ("Who serves on the Widget Foundation's board?", "member"),
+    ("Who belongs to the pg_monitor role?", None), ("Who belongs to the Widget Foundation's core team?", "member")])
 def test_who_holds_a_role_is_asked_of_a_sentence_naming_them_not_who_may_do_something(question: str, said) -> None:
     # documentation answers "who can …" with roles and privileges; who leads or made something it rarely says
     found = persons(question)
@@ -2497,6 +2518,19 @@ def _searched(question: str, text: str, counts: dict[str, int], titles: dict[str
                                                for i, t in enumerate((text, *more), start=1)],
                "corpus": {"passages": passages, "term_passages": counts, "term_titles": titles}}
     return gather([(ToolUseBlock("t1", "search_corpus", {"query": question}), ToolResultBlock("t1", json.dumps(payload)))])
+
+
+def test_a_name_inside_a_bytes_literal_is_the_askers_data() -> None:
+    # "files that begin with b'THRM'": a magic number of the asker's files had been a name no passage mentions
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import missing_names
+
+    question = "Our scanners write files that begin with b'WDGX'. How do I teach the widget sniffer a new file type?"
+    ev = _searched(question, "To recognise a new file type, append a test function to the widget sniffer's tests list.",
+                   {"widget": 40, "sniffer": 5}, {"sniffer": 2})
+    assert missing_names(focus_of(question), ev) == []
+    named = "How do I read WDGX files? Mine begin with b'WDGX'."  # named outside the literal too: asked about
+    assert [t.text for t in missing_names(focus_of(named), ev)] == ["WDGX"]
 
 
 def test_an_acronym_asked_about_is_mentioned_by_its_plural() -> None:
@@ -3195,7 +3229,10 @@ def test_a_command_line_is_told_from_an_expression() -> None:
 @pytest.mark.parametrize("question, own", [
     ("On my Zorbian Station the widgets copy shallowly. How do I copy a widget deeply?", True),
     ("On Zorbian Station I can't copy deeply. How do I copy a widget deeply there?", False),  # not said to be theirs
-    ("My Zorbian Station function hits a limit. How do I raise it?", False)])  # a thing of theirs it may ask about
+    ("My Zorbian Station function hits a limit. How do I raise it?", False),  # a thing of theirs it may ask about
+    # the asker's platform ("I'm on macOS Big Sur with …"): it had been a compound no passage joins
+    ("I'm on Zorbian Station with the new tools, building widgets. How do I copy a widget deeply?", True),
+    ("We're on Zorbian Station. How do I copy a widget deeply on Zorbian Station?", False)])  # asked there too
 def test_a_name_of_several_words_is_the_scene_where_the_asker_keeps_their_things(question: str, own: bool) -> None:
     from subagents.extractive.undocumented import placed_as_own
 
@@ -3298,6 +3335,13 @@ def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package()
     ("What does a sequential scan cost the planner?", None),
     ("Roughly what percentage of Python developers had moved to 3.11?", "what share of Python developers"),
     ("What percentage of the table is scanned before autovacuum runs?", None),  # a setting's share, no population's
+    ("What share of PostgreSQL installations still store md5 hashes?", "what share of PostgreSQL installations"),
+    # a price with words before it ("the annual price"); a plan's cost is the planner's
+    ("What is the annual price of a support subscription for Widgets Pro?",
+     "what a support subscription for Widgets Pro costs"),
+    ("What is the total cost of a plan?", None),
+    ("Where did John Chambers earn his doctorate, and in which year?", "when or where John Chambers doctorate"),
+    ("What degree of isolation does Serializable Snapshot Isolation give?", None),  # a degree of no one's life
     # the population's word ends the share, whatever follows it
     ("What share of professional developers report using Gadgets daily?", "what share of professional developers"),
     ("Roughly what percentage of professional developers worldwide use Gadgets?", "what share of professional developers"),
@@ -3383,7 +3427,15 @@ def test_a_quantity_is_stated_by_a_number_in_a_unit_of_its_kind_that_is_no_bound
      "Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. For figures in print the plot engine is "
      "better than the sketch engine.\n",
      "better than the sketch engine"),
-], ids=["quantity", "opinion"])
+    # "In your opinion, is tkinter still worth teaching, or would I be better off switching?" had been answered from what
+    # tkinter is
+    ("Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas, for teaching and for print.\n",
+     "My students find it dated. In your opinion, is the sketch engine still worth teaching for drawing widgets?",
+     "No retrieved passage says what a reader thinks (In your opinion, is the sketch engine still worth teaching",
+     "Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. For teaching, the sketch engine is "
+     "recommended: it is simpler than the plot engine.\n",
+     "For teaching, the sketch engine is recommended"),
+], ids=["quantity", "opinion", "view"])
 def test_what_no_sentence_states_is_not_found_until_one_does(unstated: str, question: str, reason: str, stated: str,
                                                              said: str, docs: Path, tmp_path: Path) -> None:
     (docs / "widgets.txt").write_text(unstated)
@@ -3414,6 +3466,31 @@ def test_which_of_named_things_is_the_better_choice_is_asked_as_an_opinion(quest
     from subagents.extractive.undocumented import preferences
 
     assert [p.choices for p in preferences(question)] == ([choices] if choices else [])
+
+
+@pytest.mark.parametrize("question, clause", [
+    # the asker wants the reader's view of one thing: no choice between named things to judge
+    ("Students call it dated. In your opinion, is tkinter still worth teaching, or should I switch? I teach adults.",
+     "In your opinion, is tkinter still worth teaching, or should I switch"),
+    ("Do you think the widget module is worth learning today?", "Do you think the widget module is worth learning today"),
+    ("In your opinion, is tkinter a better choice than PyQt?", None),  # a choice between two: a preference
+    ("Is tkinter worth learning?", None),  # no view asked: what it does answers it
+])
+def test_the_readers_view_asked_of_one_thing_is_an_opinion(question: str, clause: str | None) -> None:
+    from subagents.extractive.undocumented import views
+
+    assert [v.clause for v in views(question)] == ([clause] if clause else [])
+
+
+def test_a_view_is_stated_by_a_sentence_judging_what_it_is_of() -> None:
+    from subagents.extractive.undocumented import views
+
+    view, = views("In your opinion, is tkinter still worth teaching to beginners?")
+    assert view.about() == ["tkinter", "teaching", "beginners"]
+    assert view.stated_by("For teaching beginners, tkinter is recommended over the other toolkits.")
+    assert not view.stated_by("The tkinter package is the standard Python interface to the Tcl/Tk GUI toolkit.")
+    assert not view.stated_by("Tk is better than it was.")  # a judgement of something else
+    assert not view.stated_by("A course teaching beginners tkinter takes a week.")  # no judgement
 
 
 def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None:
@@ -3472,6 +3549,19 @@ def test_an_option_its_owners_passages_do_not_speak_of_is_not_found(docs: Path, 
     assert "Serve widgets from the directory DIR" in answer, answer
 
 
+def test_an_option_its_owners_passages_speak_of_only_in_part_is_not_found(docs: Path, tmp_path: Path) -> None:
+    # "which tarfile.open argument turns on multithreaded gzip compression" had been answered by tarfile's gzip modes:
+    # two of the purpose's three words, but not the one that sets it apart (the rarest in the corpus)
+    (docs / "gizmod.txt").write_text("gizmod — serve widgets over the network\n\nThe gizmod server shares widgets with "
+                                     "clients on the network.\n\n--gzip\nSend each widget with gzip compression, at "
+                                     "one level for all widgets.\n\n--bind ADDRESS\nListen for widget clients on the "
+                                     "address ADDRESS only.\n")
+    report = run("Which command-line flag of gizmod turns on multithreaded gzip compression?", docs, tmp_path).report
+    assert "No retrieved passage says which option of gizmod turns on multithreaded gzip compression" in report, report
+    answer = answer_to("Which command-line flag of gizmod turns on gzip compression?", docs, tmp_path / "said")
+    assert "Send each widget with gzip compression" in answer, answer
+
+
 def test_an_options_purpose_leaves_out_its_setting_the_asking_verbs_and_the_corpus_name() -> None:
     from subagents.extractive.terms import Weights
     from subagents.extractive.undocumented import options
@@ -3518,6 +3608,10 @@ def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> N
     ("How many of them does the pool keep?", None),  # what is counted it does not say (was an IndexError)
     # a noun before the verb ("that cache hold"): it had read "how many patterns that caches"
     ("Exactly how many patterns does that cache hold before it drops old ones?", "how many patterns that cache holds"),
+    # how many times something does a thing at most or by default
+    ("How many redirects will the redirect handler follow before it gives up?",
+     "how many redirects the redirect handler follows"),
+    ("How many retry attempts does install.packages() make by default?", "how many retry attempts install.packages() makes"),
 ])
 def test_how_many_things_something_keeps_is_a_capacity(question: str, asked: str | None) -> None:
     from subagents.extractive.undocumented import capacities
@@ -3558,6 +3652,9 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
      ("the maximum number of named connections", "session")),
     ("What value does the loop variable have afterwards?", None),  # a value a manual says in words
     ("Which setting sets the maximum number of connections?", None),  # which setting, not the figure
+    # its unit said between commas, what is counted in four words
+    ("What is the maximum length, in characters or bytes, of a regular expression pattern that R will accept?",
+     ("the maximum length of a regular expression pattern", "R")),
 ])
 def test_a_bound_or_an_exact_figure_asked_by_name_is_a_limit(question: str, asked: tuple | None) -> None:
     from subagents.extractive.undocumented import limits

@@ -753,6 +753,19 @@ def scene_instance(term: Term, focus: Focus, ev: Evidence) -> bool:
     return any(given.search(p.text) for p in ev.passages.values())
 
 
+ANSWER_HITS = 3  # an answering sentence naming an identifier with this many of the objective's terms, it one of them
+
+
+def identifier_in_an_answer(term: Term, enough: list[Scored]) -> bool:
+    """An identifier the corpus mentions only in passing that a sentence answering well enough names itself, with
+    other words asked ("the bdist_dumb command generates all the "dumb" archive formats (tar, gztar, …)" for "which
+    archive formats can bdist_dumb produce?"): a command or a function of what the documents cover, described where
+    it is mentioned. (A product's plain name, "readxl", mentioned beside what it does, stays undocumented: what it
+    is used for is not how to use it.)"""
+    return term.kind is TermKind.IDENT and any(
+        s.hits >= ANSWER_HITS and mentions(term, s.unit.forms, s.unit.text) for s in enough)
+
+
 def told_by_an_answer(term: Term, focus: Focus, enough: list[Scored]) -> bool:
     """A name the corpus mentions only in passing that only a story's scene holds, none of its asking sentences, and
     that a sentence answering well enough, or its passage, mentions ("Our old scripts were saved in the
@@ -785,7 +798,7 @@ def select(focus: Focus, ev: Evidence, limit: int = MAX_CLAIMS, meaning: Meaning
               or (_close_in_meaning(s) or s.unit.source_id in alike) and s.hits >= 1]
     gaps = unanswered(focus, ev, focus.key_names(ev.weights))
     gaps.passing = [t for t in gaps.passing if not named_by_an_answer(t, enough) and not scene_instance(t, focus, ev)
-                    and not told_by_an_answer(t, focus, enough)]
+                    and not told_by_an_answer(t, focus, enough) and not identifier_in_an_answer(t, enough)]
     if best is None or gaps or not enough:
         return Selection([], related, gaps.missing, coverage, passing=gaps.passing, unknown=gaps.unknown,
                          unranked=gaps.unranked)

@@ -284,7 +284,9 @@ _PLACES = r"on|onto|inside|within|under|across|behind|at"
 _PLACED = re.compile(rf"\b(?:{_PLACES}|for\s+(?:our|my))\s+"
                      r"(?:(?:a|an|the|our|my|their|its|this)\s+)?"
                      r"(?:(?!(?:with|using|via|by|from|to|in|of|for|and|or)\b)[\w.+'’-]+\s+){0,2}$", re.I)
-_PLACED_OWN = re.compile(rf"\b(?:{_PLACES}|in)\s+(?:our|my)\s+$", re.I)  # "On my Windows PC", "in our Azure tenant"
+# "On my Windows PC", "in our Azure tenant", "I'm on macOS Big Sur": the asker's own machine or platform
+_PLACED_OWN = re.compile(rf"\b(?:(?:{_PLACES}|in)\s+(?:our|my)|(?:I['’]m|I\s+am|we['’]re|we\s+are)\s+(?:still\s+|now\s+)?on)"
+                         r"\s+$", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b", re.I)
 # the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows
 # PC", "My small TCP client loops …": lower-case describing words between, no name and no stop word)
@@ -331,7 +333,19 @@ def not_asked(term: Term, focus: Focus) -> bool:
     like 'session=abc123; theme=dark'")."""
     question = focus.whole_question
     return declined(term, focus.question.text) or in_the_setting(term, question) or own_file(term, question) \
-        or term.text in variant_values(question) or in_example_literal(term.text, question)
+        or term.text in variant_values(question) or in_example_literal(term.text, question) \
+        or in_bytes_literal(term.text, question)
+
+
+_BYTES_LITERAL = re.compile(r"(?<![\w'\"])[bB]([\"'])(.{1,80}?)\1")  # b'THRM', b"\x89PNG"
+
+
+def in_bytes_literal(name: str, question: str) -> bool:
+    """A name every mention of which is inside a bytes literal ("files that begin with b'THRM'"): the asker's data (a
+    magic number, a payload), which no manual names."""
+    spans = [m.span(2) for m in _BYTES_LITERAL.finditer(question)]
+    spots = standing(name, question)
+    return bool(spans) and bool(spots) and all(any(a <= at < b for a, b in spans) for at in spots)
 
 
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")  # customer_id, order_total
@@ -852,7 +866,8 @@ def releases(question: str) -> list[Release]:
 # (asked in any of the question's sentences: "Who is the president of X? I want to address a letter to them.")
 _WHO = re.compile(r"(?:^|(?<=[.?!])\s)\s*who\s+(?:(?:currently|now|still|actually|originally|first)\s+)?"
                   r"(?P<verb>is|are|was|were|leads?|led|heads?|runs?|founded|created|invented|wrote|"
-                  r"maintains?|designed|started|chairs?|manages?)\b\s*(?:(?:currently|now|still)\s+)?"
+                  r"maintains?|designed|started|chairs?|manages?|(?:sits|serves)\s+on|belongs\s+to)\b\s*"
+                  r"(?:(?:currently|now|still)\s+)?"
                   r"(?P<role>[^?]*?)\s*(?:\?|$)", re.I)
 _ROLE_NOUNS = frozenset("ceo cto cfo coo founder founders creator creators author authors inventor inventors maintainer "
                         "maintainers leader leaders lead head president chair chairman chairwoman director manager "
@@ -871,7 +886,8 @@ _ROLE_SAID = {"led": ("lead", "leads", "led", "leader", "leaders"), "wrote": ("w
               "maintainers", "maintains"), "chairs": ("chair", "chairs", "chaired"), "manages": ("manager", "managed"),
               "members": ("member", "members")}
 _ROLE_KEY = {"lead": "led", "leads": "led", "head": "heads", "run": "runs", "maintain": "maintains", "chair": "chairs",
-             "manage": "manages"}
+             "manage": "manages",
+             "sits": "members", "serves": "members", "belongs": "members"}  # who sits on a board: its members
 
 
 @dataclass(frozen=True)
@@ -887,7 +903,8 @@ class Person:
 
     def said_with(self) -> tuple[str, ...]:
         """The words of the role itself: its verb's ("led by", "the author"), or its nouns (CEO, founder)."""
-        key = _ROLE_KEY.get(self.verb.lower(), self.verb.lower())
+        verb = self.verb.lower().split()[0]  # ("sits on")
+        key = _ROLE_KEY.get(verb, verb)
         if key in _ROLE_SAID:
             return _ROLE_SAID[key]
         nouns = [w for w in re.findall(r"[A-Za-z]+", self.role.lower()) if w in _ROLE_NOUNS]
@@ -984,10 +1001,12 @@ def counts(question: str) -> list[Count]:
         if m else []
 
 
-# how many things something keeps at most or by default: "How many idle connections does the pool keep?", "How many
-# pending events can a scheduler hold?", "How many digits does it show by default?" (not "how many arguments does it
-# take" nor "how many threads does it use", which a signature or a formula answers without a sentence counting them)
-_KEEPING = r"keep|hold|store|cache|retain|remember|buffer|queue|accept|show|display|print"
+# how many things something keeps or does at most or by default: "How many idle connections does the pool keep?", "How
+# many pending events can a scheduler hold?", "How many digits does it show by default?", "How many retries does it
+# make?" (not "how many arguments does it take" nor "how many threads does it use", which a signature or a formula
+# answers without a sentence counting them)
+_KEEPING = r"keep|hold|store|cache|retain|remember|buffer|queue|accept|show|display|print|" \
+           r"follow|make|attempt|try|retry|perform"  # ("how many redirects will the handler follow")
 _CAPACITY_ASKED = re.compile(
     r"(?:^|(?<=[.?!])\s+)\s*" + _HEDGED + r"how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
     r"(?:does|do|did|can|could|will|would|should|may|might)\s+(?P<subject>(?:[\w.()'’-]+\s+){1,5}?)"
@@ -1064,7 +1083,9 @@ def capacities(question: str) -> list[Capacity]:
 # of a Posit Workbench licence?"); not a planner's cost ("How much does a sequential scan cost?")
 _PRICE_ASKED = (
     re.compile(r"\bhow\s+much\s+(?:does|do|did|would|will|should|might)\s+(?P<subject>.+?)\s+(?:\w+ly\s+)?cost\b", re.I),
-    re.compile(r"\bwhat\s+(?:is|are|was|were)\s+the\s+(?:price|pricing|fees?)\s+(?:of|for)\s+(?P<subject>[^?.;]+)", re.I),
+    # ("What is the annual price of a support subscription", "the usual yearly fee for …")
+    re.compile(r"\bwhat\s+(?:is|are|was|were)\s+the\s+(?:[\w-]+\s+){0,2}?(?:price|pricing|fees?)\s+(?:of|for)\s+"
+               r"(?P<subject>[^?.;]+)", re.I),
     re.compile(r"\bwhat\s+(?:does|do|did|would|will)\s+(?P<subject>[^?.;]+?)\s+cost\b", re.I),  # "what does a licence cost"
 )
 _BOUGHT = re.compile(r"\b(?:licen[cs]es?|subscriptions?|sponsorships?|contracts?|memberships?|seats?|tiers?|plans?|"
@@ -1126,7 +1147,9 @@ class Share:
 
 
 _POPULATION = re.compile(r"(?:developers|users|programmers|engineers|people|companies|organi[sz]ations|businesses|"
-                         r"enterprises|teams|respondents|projects|websites|sites|students|scientists|analysts)", re.I)
+                         r"enterprises|teams|respondents|projects|websites|sites|students|scientists|analysts|"
+                         r"installations|installs|deployments|servers|machines|customers|contributors|maintainers|"
+                         r"packages|vendors)", re.I)
 
 
 def shares(question: str) -> list[Share]:
@@ -1319,8 +1342,9 @@ _IS_THERE = r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+"  # asking whether there is
 _LIMIT_ASKED = (
     re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+|(?P<there>" + _IS_THERE + r"))"
                r"(?P<bound>" + _BOUNDS + r")\s+"
-               r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)\s+of\s+"
-               r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
+               r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)"
+               r"(?:\s*,\s*[^,?.;]{1,40},)?\s+of\s+"  # ("the maximum length, in bytes, of a …")
+               r"(?P<noun>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
                r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|"
                r"\s*[?,;.]|$|"
                # what has the bound, named before its verb ("headers HTTPConnection will accept")
@@ -1409,7 +1433,8 @@ def limits(question: str) -> list[Limit]:
 # a person's life ("Which university did Guido van Rossum graduate from?"): a person named (`_NAMED`) and a word of a
 # biography
 _LIFE = re.compile(r"\b(?:graduat\w*|born|birth\w*|died|death|married|spouse|wife|husband|salary|net\s+worth|"
-                   r"alma\s+mater|hometown|childhood|grew\s+up|stud(?:y|ied)\s+at)\b", re.I)
+                   r"alma\s+mater|hometown|childhood|grew\s+up|stud(?:y|ied)\s+at|doctora\w*|ph\.?\s?d|"
+                   r"(?:bachelor|master)['’]?s?\s+degree)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -1569,6 +1594,45 @@ def _choice(text: str) -> str:
     return re.sub(r"^(?:the|a|an|using|use)\s+", "", " ".join(text.split()), flags=re.I)
 
 
+# the words of asking a view and of judging, not what it is of ("is tkinter still worth teaching")
+_VIEW_WORDS = frozenset("view views opinion opinions think thoughts honest honestly personal personally recommend "
+                        "recommendation pick choose worth better best worse nicer prefer preferable".split())
+
+
+@dataclass(frozen=True)
+class View:
+    """The asker wants the reader's own view ("In your opinion, is tkinter still worth teaching?"): an opinion,
+    which a manual gives only where it judges the thing itself ("tkinter is recommended for …")."""
+
+    clause: str  # the sentence asking it, from its view's words on
+
+    @property
+    def text(self) -> str:
+        return f"what a reader thinks ({self.clause})"
+
+    def about(self) -> list[str]:
+        """The words of what the view is of: the clause's content words, not the asking or the judging."""
+        return [t.text for t in extract_terms(self.clause) if t.text.lower() not in _VIEW_WORDS]
+
+    def stated_by(self, sentence: str) -> bool:
+        """A sentence judging ("better", "recommended", "worth") with half the words of what is judged, one at least."""
+        if not re.search(r"\bworth\b", sentence, re.I) and not _JUDGING.search(sentence):
+            return False
+        about, forms = self.about(), text_forms(sentence)
+        return sum(bool(text_forms(w) & forms) for w in about) >= max(1, -(-len(about) // 2))
+
+
+def views(question: str) -> list[View]:
+    """The reader's view, asked ("in your opinion", "do you think"), of what no choice between named things says
+    (`preferences` judges those)."""
+    m = _VIEW_ASKED.search(question)
+    if not m or preferences(question):
+        return []
+    start = max(question.rfind(mark, 0, m.start()) for mark in ".?!")  # the asking sentence, from its opening
+    end = min([i for i in (question.find(mark, m.end()) for mark in ".?!") if i >= 0] or [len(question)])
+    return [View(" ".join(question[start + 1:end].split()))]
+
+
 def preferences(question: str) -> list[Preference]:
     """Which of the things a question names it asks to be judged the better choice, in any of its sentences ("is A
     better than B" only when it asks the reader's view); a choice of more than a few words is a clause, no thing
@@ -1638,14 +1702,16 @@ class Option:
 
     def documented_in(self, ev: Evidence) -> bool:
         """A sentence of the owner's passages (with the term it describes, "--data-checksums") holds half the
-        purpose's words, two at least ("Use checksums on data pages …" for "turns on page checksums"); True when no
-        retrieved passage is the owner's or the purpose has no words: nothing to judge by."""
+        purpose's words, two at least, its rarest in the corpus among them ("Use checksums on data pages …" for "turns
+        on page checksums"; "gzip compression" is not "multithreaded gzip compression"); True when no retrieved
+        passage is the owner's or the purpose has no words: nothing to judge by."""
         purpose, owner = self.purpose(ev.weights), self.owner_forms
         own = [p for p in ev.passages.values() if text_forms(p.context) & owner]
         if not purpose or not own:
             return True
         need = min(len(purpose), max(2, -(-len(purpose) // 2)))
-        return any(sum(bool(t.forms & forms) for t in purpose) >= need
+        rarest = max(purpose, key=ev.weights.idf)  # what sets this option apart ("multithreaded" of "… gzip compression")
+        return any(rarest.forms & forms and sum(bool(t.forms & forms) for t in purpose) >= need
                    for p in own for u in units_of(p) for forms in [u.forms | text_forms(u.term_line)])
 
 
@@ -1660,7 +1726,7 @@ def options(question: str) -> list[Option]:
 
 # what a question asks that only a sentence stating it answers
 Unstated = (Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit
-            | Quantity | Preference)
+            | Quantity | Preference | View)
 
 
 # what the documents are found not to say: a thing stated nowhere, an option its owner's passages do not speak of
@@ -1679,7 +1745,7 @@ def _unstated(focus: Focus, ev: Evidence) -> list[Unstated]:
     text = focus.question.text
     asked: list[Unstated] = [*rankings(text), *figures(text), *persons(text), *releases(text), *adopters(text),
                              *counts(text), *capacities(text), *prices(text), *shares(text), *lives(text),
-                             *ratios(text), *limits(text), *preferences(text)]
+                             *ratios(text), *limits(text), *preferences(text), *views(text)]
     asked += [a for a in amounts(text) if not asked]  # (what the others ask already, said once)
     asked += [q for q in quantities(text) if not asked]
     if focus.compared and focus.whole:  # "X's market share compared to Y": the figure of each compared thing
