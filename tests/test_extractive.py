@@ -19,7 +19,7 @@ from subagents.extractive.planning import MAX_QUERIES, MAX_READS, asks, single_q
 from subagents.extractive.selection import CONTEXT_WEIGHT, SCENE_WEIGHT, focus_of, weighted_terms
 from subagents.extractive.terms import (TermKind, Weights, extract_terms, make_term, mentions, only_declined, placeholder,
                                        text_forms, variant_values)
-from subagents.extractive.undocumented import Release, persons, rankings, releases
+from subagents.extractive.unstated import Release, persons, rankings, releases
 from subagents.model import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 from subagents.models.extractive import ExtractiveModel
 from subagents.runs import read_run
@@ -2217,13 +2217,13 @@ def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, 
     ("How many active R users are there worldwide?", "users", "R"),  # the people of a named thing counted
 ])
 def test_a_question_asking_for_a_figure_of_a_market(question: str, measure: str, subject: str) -> None:
-    from subagents.extractive.undocumented import figures
+    from subagents.extractive.unstated import figures
 
     assert [(f.measure, f.subject) for f in figures(question)] == [(measure, subject)]
 
 
 def test_a_market_figure_is_given_by_a_sentence_with_its_measure_its_subject_and_a_number() -> None:
-    from subagents.extractive.undocumented import Figure
+    from subagents.extractive.unstated import Figure
 
     stars = Figure("stars", "the CPython repository")
     assert stars.stated_by("The CPython repository has 60000 stars.")
@@ -2237,7 +2237,7 @@ def test_a_market_figure_is_given_by_a_sentence_with_its_measure_its_subject_and
 @pytest.mark.parametrize("question", ["How many arguments does print take?", "How many rows can a table hold?",
                                       "How many users are there in the pg_authid catalog?"])
 def test_a_question_asking_how_many_of_something_documented_asks_no_market_figure(question: str) -> None:
-    from subagents.extractive.undocumented import figures
+    from subagents.extractive.unstated import figures
 
     assert figures(question) == []
 
@@ -2307,13 +2307,13 @@ def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated:
     ("How many arguments does range() take?", None),
 ])
 def test_a_question_asking_an_amount_measured_of_the_world(question: str, asked: tuple | None) -> None:
-    from subagents.extractive.undocumented import amounts
+    from subagents.extractive.unstated import amounts
 
     assert [(a.kind, a.text) for a in amounts(question)] == ([asked] if asked else [])
 
 
 def test_an_amount_is_given_by_a_number_in_its_unit_beside_a_word_of_what_it_measures() -> None:
-    from subagents.extractive.undocumented import amounts
+    from subagents.extractive.unstated import amounts
 
     took, = amounts("Roughly how many minutes will the upgrade take?")
     assert took.stated_by("The upgrade takes about 45 minutes for a 2 TB cluster.")
@@ -2338,13 +2338,13 @@ def test_an_amount_is_given_by_a_number_in_its_unit_beside_a_word_of_what_it_mea
     ("How do I find out how many columns wide the console is?", None),  # how to find it out
 ])
 def test_a_question_asking_how_many_things_a_collection_holds(question: str, count: tuple | None) -> None:
-    from subagents.extractive.undocumented import counts
+    from subagents.extractive.unstated import counts
 
     assert [(c.noun, c.place, c.prep) for c in counts(question)] == ([count] if count else [])
 
 
 def test_a_count_is_given_by_a_sentence_with_a_number_of_its_own_beside_both_words() -> None:
-    from subagents.extractive.undocumented import Count
+    from subagents.extractive.unstated import Count
 
     packages = Count("packages", "the gizmo registry", "on")
     assert packages.stated_by("The gizmo registry holds 1,200 packages.")
@@ -3358,7 +3358,7 @@ def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package()
     ("How much faster than a list is a deque?", None),  # (its subject is not said where a ratio's is)
 ])
 def test_a_price_a_population_share_and_a_life_are_asked_only_in_their_own_words(question: str, asked: str | None) -> None:
-    from subagents.extractive.undocumented import lives, prices, ratios, shares
+    from subagents.extractive.unstated import lives, prices, ratios, shares
 
     assert [x.text for f in (prices, shares, lives, ratios) for x in f(question)] == ([asked] if asked else [])
 
@@ -3378,13 +3378,13 @@ def test_a_price_a_population_share_and_a_life_are_asked_only_in_their_own_words
     ("How do I find how much memory a table uses?", None),
 ])
 def test_a_quantity_in_its_unit_is_asked_at_a_clauses_opening(question: str, asked: str | None) -> None:
-    from subagents.extractive.undocumented import quantities
+    from subagents.extractive.unstated import quantities
 
     assert [q.text for q in quantities(question)] == ([asked] if asked else [])
 
 
 def test_a_quantity_is_stated_by_a_number_in_a_unit_of_its_kind_that_is_no_bound() -> None:
-    from subagents.extractive.undocumented import quantities
+    from subagents.extractive.unstated import quantities
 
     stack, = quantities("Exactly how many megabytes of stack does each new thread get by default on Linux?")
     assert stack.stated_by("A thread gets an 8 MB stack by default.")
@@ -3463,7 +3463,7 @@ def test_what_no_sentence_states_is_not_found_until_one_does(unstated: str, ques
     ("Is Python a better first language than JavaScript for teenagers?", None),  # no view asked: what each does
 ])
 def test_which_of_named_things_is_the_better_choice_is_asked_as_an_opinion(question: str, choices) -> None:
-    from subagents.extractive.undocumented import preferences
+    from subagents.extractive.unstated import preferences
 
     assert [p.choices for p in preferences(question)] == ([choices] if choices else [])
 
@@ -3477,13 +3477,13 @@ def test_which_of_named_things_is_the_better_choice_is_asked_as_an_opinion(quest
     ("Is tkinter worth learning?", None),  # no view asked: what it does answers it
 ])
 def test_the_readers_view_asked_of_one_thing_is_an_opinion(question: str, clause: str | None) -> None:
-    from subagents.extractive.undocumented import views
+    from subagents.extractive.unstated import views
 
     assert [v.clause for v in views(question)] == ([clause] if clause else [])
 
 
 def test_a_view_is_stated_by_a_sentence_judging_what_it_is_of() -> None:
-    from subagents.extractive.undocumented import views
+    from subagents.extractive.unstated import views
 
     view, = views("In your opinion, is tkinter still worth teaching to beginners?")
     assert view.about() == ["tkinter", "teaching", "beginners"]
@@ -3494,7 +3494,7 @@ def test_a_view_is_stated_by_a_sentence_judging_what_it_is_of() -> None:
 
 
 def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None:
-    from subagents.extractive.undocumented import preferences
+    from subagents.extractive.unstated import preferences
 
     choice, = preferences("Which is better for figures, lattice or base graphics?")
     assert choice.stated_by("For multi-panel figures lattice is often better than base graphics.")
@@ -3518,13 +3518,13 @@ def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None
     ("Is there a switch for that?", None),
 ])
 def test_an_option_of_a_named_thing_is_asked_with_what_it_does(question: str, asked) -> None:
-    from subagents.extractive.undocumented import options
+    from subagents.extractive.unstated import options
 
     assert [(o.owner, o.does) for o in options(question)] == ([asked] if asked else [])
 
 
 def test_an_options_text_says_its_purpose_only() -> None:
-    from subagents.extractive.undocumented import options
+    from subagents.extractive.unstated import options
 
     # the report's reason had been "which option of gzip.open turns on threads, and how many does it use"
     option, = options("Is there a parameter on gzip.open that turns on threads, and how many does it use?")
@@ -3564,7 +3564,7 @@ def test_an_option_its_owners_passages_speak_of_only_in_part_is_not_found(docs: 
 
 def test_an_options_purpose_leaves_out_its_setting_the_asking_verbs_and_the_corpus_name() -> None:
     from subagents.extractive.terms import Weights
-    from subagents.extractive.undocumented import options
+    from subagents.extractive.unstated import options
 
     option, = options("Which argument of Sys.sleep() do I pass to make R wait for a clock hour when I run a batch script?")
     weights = Weights()
@@ -3573,7 +3573,7 @@ def test_an_options_purpose_leaves_out_its_setting_the_asking_verbs_and_the_corp
 
 
 def test_an_option_is_judged_only_by_its_owners_passages() -> None:
-    from subagents.extractive.undocumented import options
+    from subagents.extractive.unstated import options
 
     question = "Which flag of gizmod takes the certificate and key?"
     option, = options(question)
@@ -3582,7 +3582,7 @@ def test_an_option_is_judged_only_by_its_owners_passages() -> None:
 
 
 def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> None:
-    from subagents.extractive.undocumented import ratios
+    from subagents.extractive.unstated import ratios
 
     ratio, = ratios("How many times faster is a deep copy than a shallow copy?")
     for said in ("A deep copy is about three times slower.", "A deep copy takes 2.5x as long.",
@@ -3614,13 +3614,13 @@ def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> N
     ("How many retry attempts does install.packages() make by default?", "how many retry attempts install.packages() makes"),
 ])
 def test_how_many_things_something_keeps_is_a_capacity(question: str, asked: str | None) -> None:
-    from subagents.extractive.undocumented import capacities
+    from subagents.extractive.unstated import capacities
 
     assert [c.text for c in capacities(question)] == ([asked] if asked else [])
 
 
 def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting() -> None:
-    from subagents.extractive.undocumented import capacities
+    from subagents.extractive.unstated import capacities
 
     capacity, = capacities("How many results does the lru_cache keep if I don't pass a maxsize?")
     for said in ("The cache keeps up to 128 most recent results.", "results (default 100)",
@@ -3657,13 +3657,13 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
      ("the maximum length of a regular expression pattern", "R")),
 ])
 def test_a_bound_or_an_exact_figure_asked_by_name_is_a_limit(question: str, asked: tuple | None) -> None:
-    from subagents.extractive.undocumented import limits
+    from subagents.extractive.unstated import limits
 
     assert [(x.text, x.of) for x in limits(question)] == ([asked] if asked else [])
 
 
 def test_a_limit_is_stated_by_a_number_of_what_is_counted_of_what_has_the_bound() -> None:
-    from subagents.extractive.undocumented import limits
+    from subagents.extractive.unstated import limits
 
     named, = limits("What is the maximum number of characters a package name may have?")
     for said in ("A package name may have at most 64 characters.", "The name is limited to characters, 64 in all."):
@@ -3710,7 +3710,7 @@ def test_a_capacity_no_passage_states_is_not_found(docs: Path, tmp_path: Path) -
 
 
 def test_a_life_is_stated_by_a_sentence_naming_the_person_with_a_word_of_a_biography() -> None:
-    from subagents.extractive.undocumented import lives
+    from subagents.extractive.unstated import lives
 
     life, = lives("Which university did Guido van Rossum graduate from?")
     assert life.stated_by("Guido van Rossum graduated from the University of Amsterdam in 1982.")

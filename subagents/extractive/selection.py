@@ -38,7 +38,8 @@ from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms
                     variant_values, weight)
 from ..text import has_operator
 from .vocabulary import prefers
-from .undocumented import Unsaid, derived, english, not_asked, spells, set_aside, unanswered, unmatchable
+from .undocumented import derived, english, set_aside, spells, unanswered, unmatchable
+from .unstated import Unsaid
 
 MIN_COVERAGE = 0.3  # best unit's weighted coverage below this: the corpus does not answer
 STORY_TERMS = 8  # a question with this many words of its own tells a story (its scene, what it tried, its goal)

@@ -261,7 +261,7 @@ def lacks_what_it_names(focus: Focus, ev: Evidence) -> bool:
 
 
 def premise_unstated(focus: Focus, ev: Evidence) -> bool:
-    """The first part asks a figure no retrieved sentence states (`undocumented.unranked`: how many things a pool
+    """The first part asks a figure no retrieved sentence states (`unstated.unranked`: how many things a pool
     keeps, a price, a ranking) and every later part points back into it ("How many idle connections does the pool
     keep by default, and how do I raise that limit?"): the later parts ask within what the documents do not say."""
     parts = split_parts(focus.question.text)
