@@ -834,6 +834,25 @@ def test_an_identifier_an_answering_sentence_names_is_no_passing_mention(docs: P
     assert "mention Zorblax only in passing" in result.report, result.report
 
 
+
+def test_only_a_snake_case_identifier_named_by_an_answering_sentence_is_described_there() -> None:
+    # a dotted name is a package as often ("data.table"): five R questions about it had been answered from sentences
+    # mentioning the package beside what it does
+    from subagents.extractive.evidence import units_of
+    from subagents.extractive.selection import Scored, identifier_in_an_answer
+
+    def enough(sentence: str, hits: int) -> list:
+        ev = _searched("Which archive formats can it make?", sentence, {"archive": 40}, {"archive": 2})
+        return [Scored(u, 1.0, 0.9, hits=hits) for p in ev.passages.values() for u in units_of(p)]
+
+    said = enough("The wpack_flat command makes all the flat archive formats (tar, zip and cpio).", hits=4)
+    assert identifier_in_an_answer(make_term("wpack_flat", TermKind.IDENT), said)
+    assert not identifier_in_an_answer(make_term("wpack_flat", TermKind.IDENT), enough(
+        "The wpack_flat command makes all the flat archive formats (tar, zip and cpio).", hits=2))  # too few words asked
+    dotted = enough("The zorb.pack package makes all the flat archive formats (tar, zip and cpio).", hits=4)
+    assert not identifier_in_an_answer(make_term("zorb.pack", TermKind.IDENT), dotted)
+
+
 def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_path: Path) -> None:
     # "room_id" is the asker's column: the documents never write it, the sentences that ask do not name it
     docs = write_tree(tmp_path / "docs", {

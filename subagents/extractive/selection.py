@@ -758,12 +758,13 @@ ANSWER_HITS = 3  # an answering sentence naming an identifier with this many of 
 
 
 def identifier_in_an_answer(term: Term, enough: list[Scored]) -> bool:
-    """An identifier the corpus mentions only in passing that a sentence answering well enough names itself, with
-    other words asked ("the bdist_dumb command generates all the "dumb" archive formats (tar, gztar, …)" for "which
-    archive formats can bdist_dumb produce?"): a command or a function of what the documents cover, described where
-    it is mentioned. (A product's plain name, "readxl", mentioned beside what it does, stays undocumented: what it
-    is used for is not how to use it.)"""
-    return term.kind is TermKind.IDENT and any(
+    """A snake_case identifier the corpus mentions only in passing that a sentence answering well enough names
+    itself, with other words asked ("the bdist_dumb command generates all the "dumb" archive formats (tar, gztar, …)"
+    for "which archive formats can bdist_dumb produce?"): a command or a function of what the documents cover,
+    described where it is mentioned. (A product's name mentioned beside what it does, "readxl" or the dotted
+    "data.table", stays undocumented: what it is used for is not how to use it; five R questions about data.table
+    had been answered from such sentences.)"""
+    return term.kind is TermKind.IDENT and "_" in term.text and any(
         s.hits >= ANSWER_HITS and mentions(term, s.unit.forms, s.unit.text) for s in enough)
 
 
