@@ -754,7 +754,7 @@ def scene_instance(term: Term, focus: Focus, ev: Evidence) -> bool:
     return any(given.search(p.text) for p in ev.passages.values())
 
 
-ANSWER_HITS = 3  # an answering sentence naming an identifier with this many of the objective's terms, it one of them
+ANSWER_HITS = 3  # the objective's terms (the identifier one of them) an answering sentence naming it holds
 
 
 def identifier_in_an_answer(term: Term, enough: list[Scored]) -> bool:

@@ -285,8 +285,8 @@ _PLACED = re.compile(rf"\b(?:{_PLACES}|for\s+(?:our|my))\s+"
                      r"(?:(?:a|an|the|our|my|their|its|this)\s+)?"
                      r"(?:(?!(?:with|using|via|by|from|to|in|of|for|and|or)\b)[\w.+'’-]+\s+){0,2}$", re.I)
 # "On my Windows PC", "in our Azure tenant", "I'm on macOS Big Sur": the asker's own machine or platform
-_PLACED_OWN = re.compile(rf"\b(?:(?:{_PLACES}|in)\s+(?:our|my)|(?:I['’]m|I\s+am|we['’]re|we\s+are)\s+(?:still\s+|now\s+)?on)"
-                         r"\s+$", re.I)
+_PLACED_OWN = re.compile(rf"\b(?:(?:{_PLACES}|in)\s+(?:our|my)"
+                         r"|(?:I['’]m|I\s+am|we['’]re|we\s+are)\s+(?:still\s+|now\s+)?on)\s+$", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b", re.I)
 # the asker's own thing, said of a name that qualifies it ("Our Kubernetes readiness probe calls …", "on my Windows
 # PC", "My small TCP client loops …": lower-case describing words between, no name and no stop word)
