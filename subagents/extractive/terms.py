@@ -362,9 +362,12 @@ def in_example_literal(name: str, text: str) -> bool:
     """A made-up value (letters and digits, "abc123") every mention of which is inside a quoted literal the text gives
     as an instance ("a string like 'session=abc123; theme=dark'"): the asker's data, not a name they ask about. (The
     names of code given as an instance, "like 'type Pair[T] = tuple[T, T]'", are what it is written in.)"""
-    if not _MADE_UP.fullmatch(name):
-        return False
-    spans = [m.span(2) for m in _EXAMPLE_LITERAL.finditer(text)]
+    return bool(_MADE_UP.fullmatch(name)) and only_inside(name, text, _EXAMPLE_LITERAL)
+
+
+def only_inside(name: str, text: str, literal: re.Pattern[str]) -> bool:
+    """Every mention of the name stands inside the body (the second group) of a literal the pattern finds."""
+    spans = [m.span(2) for m in literal.finditer(text)]
     spots = standing(name, text)
     return bool(spans) and bool(spots) and all(any(a <= at < b for a, b in spans) for at in spots)
 

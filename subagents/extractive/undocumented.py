@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from .analysis import SCENE_BEFORE, scene_and_asks, scene_only
 from .evidence import Evidence
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
-                    in_example_literal, is_extension, is_file_name, make_term, mentions, placeholder, qualified_parts,
-                    standing, text_forms, variant_values, written, zipf)
+                    in_example_literal, is_extension, is_file_name, make_term, mentions, only_inside, placeholder,
+                    qualified_parts, standing, text_forms, variant_values, written, zipf)
 from .unstated import Unsaid, unranked
 
 if TYPE_CHECKING:
@@ -343,9 +343,7 @@ _BYTES_LITERAL = re.compile(r"(?<![\w'\"])[bB]([\"'])(.{1,80}?)\1")  # b'THRM', 
 def in_bytes_literal(name: str, question: str) -> bool:
     """A name every mention of which is inside a bytes literal ("files that begin with b'THRM'"): the asker's data (a
     magic number, a payload), which no manual names."""
-    spans = [m.span(2) for m in _BYTES_LITERAL.finditer(question)]
-    spots = standing(name, question)
-    return bool(spans) and bool(spots) and all(any(a <= at < b for a, b in spans) for at in spots)
+    return only_inside(name, question, _BYTES_LITERAL)
 
 
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")  # customer_id, order_total
