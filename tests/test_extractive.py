@@ -329,6 +329,9 @@ def test_what_the_asker_tells_before_the_question_is_split_into_no_parts() -> No
     # an "and" in a sentence that asks still opens a part, whatever marks come before its "?"
     assert len(analyse("How do they differ, and which one shows the usual >>> and ... prompts?").parts) == 2
     assert len(analyse("What does widgets.clone() return, and how is it copied").parts) == 2  # no "?" at all
+    # a question word alone after "and" asks about the part before it ("…, and why?" had been a part, "why?")
+    assert analyse("Some say it is dated. Was the widget redesign handled well, and why?").parts == []
+    assert len(analyse("What does widgets.clone() return, and why does it copy?").parts) == 2
 
 
 def test_parts_carry_the_first_subject_into_the_next() -> None:
@@ -2224,6 +2227,10 @@ def test_a_ranking_the_documents_never_state_is_not_found(docs: Path, tmp_path: 
     ("Which companies employ the largest number of core developers?", "largest number of core developers", "companies"),
     ("What are the three best managed PostgreSQL hosting providers, ranked?", "best",
      "managed PostgreSQL hosting providers"),
+    # asked in the past, the measure hyphenated: it had been no ranking ("Which were the five most-downloaded packages
+    # on PyPI last month?" was answered from what PyPI is)
+    ("Which were the five most-downloaded packages on PyPI last month?", "most downloaded", "packages"),
+    ("What was the most-used editor in 2020?", "most used", "editor"),
 ])
 def test_a_question_asking_which_thing_ranks_first(question: str, measure: str, category: str) -> None:
     assert [(r.measure, r.category) for r in rankings(question)] == [(measure, category)]
@@ -2250,6 +2257,10 @@ def test_a_market_figure_is_given_by_a_sentence_with_its_measure_its_subject_and
     assert not stars.stated_by("The CPython repository is starred by many.")  # no figure
     assert not stars.stated_by("The CPython repository keeps the Py3 stars.")  # a digit inside a name is none
     assert not stars.stated_by("The CPython repository of Python 3 collects stars.")  # a version is no count
+    # a number of something else in the sentence ("… the Cheese Shop [1], … available for download") counts no downloads
+    downloads = Figure("downloads", "the Cheese Shop")
+    assert not downloads.stated_by("The Cheese Shop [1] is an index of modules that are available for download.")
+    assert downloads.stated_by("The Cheese Shop served 2 billion downloads last year.")
     assert Figure("market share", "Python").stated_by("Python holds a large market share.")
 
 
@@ -2324,6 +2335,15 @@ def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated:
     ("Which setting limits how many standbys can connect?", None),
     ("How many users can connect at once?", None),  # a capacity a setting gives, not who uses a thing
     ("How many arguments does range() take?", None),
+    # a throughput or a growth: a benchmark's figure
+    ("We upgrade 2 TB. How many gigabytes per hour does the upgrade get through in copy mode?",
+     ("rate", "how many gigabytes per hour does the upgrade get through in copy mode")),
+    ("What load rate, in rows per second, should I expect from a bulk load?",
+     ("rate", "what load rate, in rows per second should I expect from a bulk load")),
+    ("How many times per second does the profiler sample?", None),  # a frequency a manual sets
+    # the time to set aside for something is a duration asked as a measurement
+    ("We move 2 TB. How long should we budget for rebuilding the statistics afterwards?",
+     ("duration", "how long rebuilding the statistics afterwards takes")),
 ])
 def test_a_question_asking_an_amount_measured_of_the_world(question: str, asked: tuple | None) -> None:
     from subagents.extractive.unstated import amounts
@@ -2339,6 +2359,13 @@ def test_an_amount_is_given_by_a_number_in_its_unit_beside_a_word_of_what_it_mea
     assert took.stated_by("An upgrade in link mode usually finishes in two hours.")
     assert not took.stated_by("The upgrade can take minutes.")  # no number
     assert not took.stated_by("Vacuum runs every 60 seconds.")  # not the upgrade
+    # a number word followed by an "s" is no duration ("… than for seldom-updated ones" had said how long a thing takes)
+    assert not took.stated_by("The upgrade is more useful for busy tables than for seldom-updated ones.")
+    grows, = amounts("The disk is small. How many megabytes per hour does the output file grow?")
+    assert grows.stated_by("The output file grows by 5 MB/s while profiling.")
+    assert grows.stated_by("Expect the output file to gain two megabytes an hour.")
+    assert not grows.stated_by("The output file can be very large if long runs are profiled.")  # no number
+    assert not grows.stated_by("Profiling records every 20 msecs which line runs, in the output file.")  # an interval
     ratio, = amounts("What compression ratio does level 9 achieve on text?")
     assert ratio.stated_by("Level 9 is about 5 times slower than level 1.")
     assert ratio.stated_by("On text, level 9 achieves a compression ratio of 4.")
@@ -2372,6 +2399,9 @@ def test_a_count_is_given_by_a_sentence_with_a_number_of_its_own_beside_both_wor
     assert not packages.stated_by("The gizmo registry holds many packages.")  # no number
     assert not packages.stated_by("Gizmo 2 publishes its packages on the gizmo registry.")  # a version, no count
     assert not packages.stated_by("The widget shelf holds 1,200 packages.")  # not that collection
+    # numbers of something else: a date, an age ("CRAN packages for old versions … (released more than 5 years ago)")
+    assert not packages.stated_by("Since March 2016, gizmo registry packages for releases older than 5 years move.")
+    assert not packages.stated_by("In 2016, packages on the gizmo registry moved.")  # a clause of its own
     assert Count("bytes", "a UUID").stated_by("A UUID is a 16-byte string.")
 
 
@@ -2458,6 +2488,7 @@ def test_a_ranking_is_stated_of_the_kind_its_measure_qualifies() -> None:
     assert best.stated_by("The recommended IDE for Python development is IDLE.")
     assert not best.stated_by("Your best way to get started with Python development on macOS is through IDLE, "
                               "see the section The IDE.")  # the best way, not the best IDE
+    assert rankings("Which were the five most-downloaded packages?")[0].text == "which are the most downloaded packages"
 
 
 def _not_found_until_a_page_says_it(question: str, why: str, page: str, text: str, quoted: str, docs: Path,
@@ -2550,6 +2581,53 @@ def test_a_name_inside_a_bytes_literal_is_the_askers_data() -> None:
     assert missing_names(focus_of(question), ev) == []
     named = "How do I read WDGX files? Mine begin with b'WDGX'."  # named outside the literal too: asked about
     assert [t.text for t in missing_names(focus_of(named), ev)] == ["WDGX"]
+
+
+def test_a_symbol_string_in_the_askers_code_is_their_data() -> None:
+    # "… CHECK (VALUE LIKE '%@%') worked fine …": the asker's pattern had been a name no passage mentions
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import missing_names
+
+    question = "On a test box, ALTER WIDGET w ADD CHECK (VALUE LIKE '%@%') worked. Why is it refused on production?"
+    ev = _searched(question, "ALTER WIDGET ADD CHECK (VALUE …) is refused when an array column uses the widget.",
+                   {"widget": 40, "check": 50}, {"widget": 2})
+    assert missing_names(focus_of(question), ev) == []
+    asked = "What does the '%@%' operator do? Our code uses it."  # a quoted name a sentence asks about
+    assert [t.text for t in missing_names(focus_of(asked), ev)] == ["%@%"]
+
+
+def test_names_given_as_open_ended_instances_or_by_a_wildcard_are_no_names_the_documents_lack() -> None:
+    # "R's C-level distribution functions (pnorm, qgamma and so on)", "the r* random generators": instances of a kind
+    # and a family of names had each been a name no retrieved passage mentions
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import missing_names, undocumented_names
+
+    text = "Define STANDALONE before including the header to call the widget functions zorbnorm and zorbgam."
+    counts = {"widget": 40, "macro": 30, "zorbify": 0, "qzorbix": 0}  # (names the corpus never writes)
+    for question in ("I call the widget functions (zorbify, qzorbix and so on) from my program. What macro must be defined?",
+                     "I call the zorb* widget functions from my program. What macro must be defined?"):
+        ev = _searched(question, text, counts, {"widget": 2})
+        focus = focus_of(question)
+        assert missing_names(focus, ev) == [] and undocumented_names(focus, ev) == [], question
+    closed = "I call the widget functions (zorbify, qzorbix) from my program. What macro must be defined?"  # a closed list
+    ev = _searched(closed, text, counts, {"widget": 2})
+    assert {t.text for t in undocumented_names(focus_of(closed), ev)} == {"zorbify", "qzorbix"}
+    unmatched = "I call the qux* widget functions from my program. What macro must be defined?"  # no name of the text matches
+    ev = _searched(unmatched, text, counts, {"widget": 2})
+    assert [t.text for t in missing_names(focus_of(unmatched), ev)] == ["qux*"]
+
+
+def test_an_able_adjective_of_an_english_verb_is_no_product_name() -> None:
+    # "a growable sequence type" had been a word the documents lack, as if it named a product
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import able_of_a_verb, undocumented_names
+
+    question = "I'm writing the subscript handler for a growable widget type in C. Which functions should I call instead?"
+    ev = _searched(question, "Use zorb_unpack() and zorb_adjust() for widget types that can change size.",
+                   {"widget": 40, "subscript": 20, "handler": 30, "growable": 0}, {"widget": 2})
+    assert undocumented_names(focus_of(question), ev) == []
+    assert able_of_a_verb("growable") and able_of_a_verb("hashable") and able_of_a_verb("queryable")
+    assert not able_of_a_verb("ansible") and not able_of_a_verb("table") and not able_of_a_verb("zorbable")
 
 
 def test_an_acronym_asked_about_is_mentioned_by_its_plural() -> None:
@@ -3197,7 +3275,10 @@ def test_a_name_only_the_askers_scene_holds_is_not_asked_about(question: str, se
     ("My Python Zorbix function hits the limit. How do I raise its timeout?", False),  # a name between, no describing
     ("Our Zorbix needs a restart. How do I restart it?", False),  # the thing itself, named by nothing after it
     ("We deploy with our Zorbix. How do I read the client's address?", False),  # the tool they do it with
-    ("How do I use our Zorbix probe?", False)])  # the sentence that asks names it
+    ("How do I use our Zorbix probe?", False),  # the sentence that asks names it
+    # the thing the asker is making ("I'm writing a quick RIFF parser and …") had been a name the documents lack
+    ("I'm writing a quick Zorbix parser and using the widget module. What do I change in the widget calls?", True),
+    ("I'm writing a Zorbix. What do I change in the widget calls?", False)])  # the thing itself, named by nothing after
 def test_a_name_qualifying_the_askers_own_thing_is_their_scene(question: str, setting: bool) -> None:
     from subagents.extractive.undocumented import in_the_setting
 
@@ -3454,7 +3535,25 @@ def test_a_quantity_is_stated_by_a_number_in_a_unit_of_its_kind_that_is_no_bound
      "Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas. For teaching, the sketch engine is "
      "recommended: it is simpler than the plot engine.\n",
      "For teaching, the sketch engine is recommended"),
-], ids=["quantity", "opinion", "view"])
+    # "…, and why?" had been a part of its own, "why?", answered from the first part's subject alone
+    ("Drawing widgets\n\nThe sketch engine draws widgets as figures on a canvas, for teaching and for print.\n",
+     "Some say it is dated. In your opinion, was the sketch engine redesign handled well, and why?",
+     "No retrieved passage says what a reader thinks (In your opinion, was the sketch engine redesign handled well",
+     "Drawing widgets\n\nThe sketch engine redesign was handled well: it is better than the old engine.\n",
+     "The sketch engine redesign was handled well"),
+    # a growth per hour had been answered from what the log holds
+    ("Widget logs\n\nThe widget log grows quickly when tracing is on, so rotate the widget log often.\n",
+     "Our disk is small. How many megabytes per hour does the widget log grow when tracing is on?",
+     "No retrieved passage says how many megabytes per hour does the widget log grow when tracing is on",
+     "Widget logs\n\nWhen tracing is on, the widget log grows by about 20 MB per hour.\n",
+     "about 20 MB per hour"),
+    # a size named before its measure had been answered from the sentence naming it
+    ("Widget reader\n\nThe widget reader checks each field against the maximum field size it allows.\n",
+     "Our import chokes on a huge column. What's the default maximum field size the widget reader allows?",
+     "No retrieved passage says the maximum field size",
+     "Widget reader\n\nBy default the widget reader allows a maximum field size of 128 KiB.\n",
+     "128 KiB"),
+], ids=["quantity", "opinion", "view", "view-and-why", "rate", "size"])
 def test_what_no_sentence_states_is_not_found_until_one_does(unstated: str, question: str, reason: str, stated: str,
                                                              said: str, docs: Path, tmp_path: Path) -> None:
     (docs / "widgets.txt").write_text(unstated)
@@ -3674,6 +3773,10 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
     # its unit said between commas, what is counted in four words
     ("What is the maximum length, in characters or bytes, of a regular expression pattern that R will accept?",
      ("the maximum length of a regular expression pattern", "R")),
+    # what is bounded named before its measure ("What's the default maximum field size the csv reader allows …?" had
+    # been answered from the sentence saying field_size_limit() returns it)
+    ("What's the default maximum field size the widget reader allows?", ("the maximum field size", "")),
+    ("What is the smallest stack size I'm allowed to request?", ("the smallest stack size", "")),
 ])
 def test_a_bound_or_an_exact_figure_asked_by_name_is_a_limit(question: str, asked: tuple | None) -> None:
     from subagents.extractive.unstated import limits
@@ -3700,6 +3803,12 @@ def test_a_limit_is_stated_by_a_number_of_what_is_counted_of_what_has_the_bound(
     assert metres.stated_by("earth() returns 6378168 meters.")
     assert not metres.stated_by("The radius is obtained from earth(); it is given in meters.")  # no number
     assert not metres.stated_by("The sea is 4000 meters deep.")  # not of what earth() returns
+    field, = limits("What's the default maximum field size the widget reader allows?")
+    for said in ("The widget reader allows fields of up to 128 KiB.", "The field size limit is 131072."):
+        assert field.stated_by(said), said
+    assert not field.stated_by("Returns the current maximum field size allowed by the widget reader.")  # no number
+    stack, = limits("What is the smallest stack size I'm allowed to request?")
+    assert stack.stated_by("32 KiB is currently the minimum supported stack size value.")  # the number before its noun
 
 
 def test_a_capacity_no_passage_states_is_not_found(docs: Path, tmp_path: Path) -> None:

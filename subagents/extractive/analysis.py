@@ -234,8 +234,17 @@ _REMARK = re.compile(r"^(?!(?:please|also|and|explain|show|give|list|tell|descri
                      r"did|should|would|will|was|were|has|have)\b)[^?]*[.!]$", re.I)
 
 
+# a follow-up that is a question word alone ("…, and why?"): it asks about the part before it, no part of its own
+_BARE_FOLLOW_UP = re.compile(r"^(?:how|what|why|which|where|when|who)\??$", re.I)
+
+
 def split_parts(q: str) -> list[str]:
-    pieces = [clean(p).strip(" ,") for p in _PART_SPLIT.split(q) if p and clean(p).strip(" ,?")]
+    pieces: list[str] = []
+    for p in (clean(p).strip(" ,") for p in _PART_SPLIT.split(q) if p and clean(p).strip(" ,?")):
+        if pieces and _BARE_FOLLOW_UP.match(p):  # "was the transition handled well, and why?" is one part
+            pieces[-1] = f"{pieces[-1].rstrip('?')}, and {p}"
+        else:
+            pieces.append(p)
     if len(pieces) > 1 and (_TOLD.match(pieces[-1]) or _REMARK.match(pieces[-1])):
         pieces = pieces[:-1]
     return [p if p.endswith("?") else p + "?" for p in pieces] if len(pieces) > 1 else [q]

@@ -365,6 +365,17 @@ def in_example_literal(name: str, text: str) -> bool:
     return bool(_MADE_UP.fullmatch(name)) and only_inside(name, text, _EXAMPLE_LITERAL)
 
 
+# a string literal given to code: after an operator, an opening bracket or an upper-case keyword ("LIKE '%@%'",
+# "sep=';'"); not a quoted name a sentence asks about ("What does the '->>' operator do?")
+_CODE_STRING = re.compile(r"(?:[=(,]|\b[A-Z]{2,})\s*(['\"])([^'\"\n]{1,40}?)\1")
+
+
+def in_code_string(name: str, text: str) -> bool:
+    """A name of symbols alone ("%@%") every mention of which is inside a string literal the question's code gives
+    (`_CODE_STRING`): the asker's value, a pattern or a separator, which no manual names."""
+    return not re.search(r"[^\W_]", name) and only_inside(name, text, _CODE_STRING)
+
+
 def only_inside(name: str, text: str, literal: re.Pattern[str]) -> bool:
     """Every mention of the name stands inside the body (the second group) of a literal the pattern finds."""
     spans = [m.span(2) for m in literal.finditer(text)]

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from .analysis import SCENE_BEFORE, scene_and_asks, scene_only
 from .evidence import Evidence
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
-                    in_example_literal, is_extension, is_file_name, make_term, mentions, only_inside, placeholder,
-                    qualified_parts, standing, text_forms, variant_values, written, zipf)
+                    in_code_string, in_example_literal, is_extension, is_file_name, make_term, mentions, only_inside,
+                    placeholder, qualified_parts, standing, text_forms, variant_values, written, zipf)
 from .unstated import Unsaid, unranked
 
 if TYPE_CHECKING:
@@ -43,7 +43,17 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)
              and not set_aside(t, focus, ev.weights)]
     return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights, focus.whole_question)
+            and not globbed(t.text, raw)
             or _foreign_package(t, ev.weights) and not _written_whole(t, raw) or not _mentioned_in_its_package(t, ev)]
+
+
+def globbed(name: str, raw: str) -> bool:
+    """A name with a wildcard ("the r* random generators", "pg_stat_*") that a name of the text matches ("rnorm",
+    "pg_stat_activity"): the asker's word for a family of names the text writes one by one."""
+    if "*" not in name or not name.strip("*"):
+        return False
+    family = r"[\w.]+".join(re.escape(part) for part in name.split("*"))
+    return bool(re.search(rf"(?<![\w.]){family}(?![\w.])", raw))
 
 
 def _written_whole(term: Term, raw: str) -> bool:
@@ -292,6 +302,9 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|we|we're|we've|us|our)\b"
 # PC", "My small TCP client loops …": lower-case describing words between, no name and no stop word)
 _DESCRIBING = r"(?:(?-i:[a-z][a-z-]*)\s+){0,2}"  # up to two lower-case words before a noun or a name
 _OWNED = re.compile(rf"\b(?:our|my)\s+(?P<describing>{_DESCRIBING})$", re.I)
+# or the thing the asker is making, whatever words describe it ("I'm writing a quick RIFF parser and …")
+_MAKING = re.compile(rf"\b(?:I['’]m|I\s+am|we['’]re|we\s+are)\s+(?:writing|building|making|developing|implementing|"
+                     rf"coding)\s+(?:a|an)\s+{_DESCRIBING}$", re.I)
 # words opening a verb's object: the word before them is the name's verb ("our Zorbix needs a restart"), not its noun
 _OBJECT_START = frozenset("a an the my our your their its it them him her this that these those to".split())
 
@@ -320,21 +333,36 @@ def _only_in_the_scene(term: Term, question: str, placed: Callable[[str, int], b
 
 
 def _owned(sentence: str, at: int, term: Term) -> bool:
-    """The name qualifies a thing of the asker's that a word after it names ("our Kubernetes readiness probe")."""
+    """The name qualifies a thing of the asker's that a word after it names ("our Kubernetes readiness probe", "I'm
+    writing a quick RIFF parser")."""
     after = re.match(r"\s+([a-z][\w-]*)\s+(\w+)", sentence[at + len(term.text):])
     owned = _OWNED.search(sentence[:at])
-    return bool(owned) and not any(w in STOP for w in owned.group("describing").split()) and bool(after) \
-        and after.group(2).lower() not in _OBJECT_START
+    theirs = bool(owned) and not any(w in STOP for w in owned.group("describing").split()) \
+        or bool(_MAKING.search(sentence[:at]))
+    return theirs and bool(after) and after.group(2).lower() not in _OBJECT_START
 
 
 def not_asked(term: Term, focus: Focus) -> bool:
     """A name the question holds but does not ask about: one the asker does without, the place their things are,
-    a file of their own, a value they show in variants ("'Alice' and 'alice'") or in a quoted instance ("a string
-    like 'session=abc123; theme=dark'")."""
+    a file of their own, a value they show in variants ("'Alice' and 'alice'"), in a quoted instance ("a string
+    like 'session=abc123; theme=dark'"), a bytes literal, their code's string ("LIKE '%@%'") or an instance in a list
+    they leave open ("(pnorm, qgamma and so on)")."""
     question = focus.whole_question
     return declined(term, focus.question.text) or in_the_setting(term, question) or own_file(term, question) \
         or term.text in variant_values(question) or in_example_literal(term.text, question) \
-        or in_bytes_literal(term.text, question)
+        or in_bytes_literal(term.text, question) or in_code_string(term.text, question) \
+        or listed_instance(term.text, question)
+
+
+# a list in brackets closed as open-ended ("distribution functions (pnorm, qgamma and so on)"): instances of a kind
+_INSTANCES = re.compile(r"(\()([^()]{1,120}?,[^()]*?\s(?:and\s+so\s+on|and\s+the\s+like|and\s+others|etc\.?)|"
+                        r"[^()]{1,120}?,[^()]*?(?:…|\.\.\.))\s*\)", re.I)
+
+
+def listed_instance(name: str, question: str) -> bool:
+    """A name every mention of which is in a bracketed list the asker leaves open ("R's C-level distribution functions
+    (pnorm, qgamma and so on)"): an instance of the kind they ask about, which the documents may cover by the kind."""
+    return only_inside(name, question, _INSTANCES)
 
 
 _BYTES_LITERAL = re.compile(r"(?<![\w'\"])[bB]([\"'])(.{1,80}?)\1")  # b'THRM', b"\x89PNG"
@@ -444,7 +472,8 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
             continue
         if t.kind is TermKind.WORD and english(t) and not qualifies_api(t, focus.question):  # (wordfreq loads in 0.6 s: last)
             continue
-        if _verb_slot(t, focus.question.text) or t.kind is TermKind.WORD and _INFLECTED.search(word) \
+        if _verb_slot(t, focus.question.text) \
+                or t.kind is TermKind.WORD and (_INFLECTED.search(word) or able_of_a_verb(word)) \
                 or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev) or not_asked(t, focus) \
                 or filed_under(t, focus, ev):
             continue
@@ -475,6 +504,14 @@ def filed_under(term: Term, focus: Focus, ev: Evidence) -> bool:
 UNKNOWN_SHARE = 0.2  # words the corpus never uses, at least this share of an objective's terms: not about the corpus
 UNKNOWN_MIN_PASSAGES = 1000  # a smaller corpus lacks ordinary words too: that a word is not in it says little
 _INFLECTED = re.compile(r"(?:ing|ed|ly)$")
+_ABLE = re.compile(r"(?P<stem>[a-z]{4,}?)(?:able|ible)$")
+
+
+def able_of_a_verb(word: str) -> bool:
+    """An adjective made of an English verb and "-able" ("growable", "resizable"): the user's word for what a
+    documented thing can do, no product's name."""
+    m = _ABLE.fullmatch(word.lower())
+    return bool(m) and any(zipf(stem) >= ENGLISH_ZIPF for stem in (m.group("stem"), m.group("stem") + "e"))
 
 
 def _never_used(term: Term, weights: Weights) -> bool:

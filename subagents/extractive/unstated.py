@@ -25,8 +25,9 @@ _COUNT_WORDS = ("stars", "downloads", "installs", "installations", "users", "dev
                 "employees", "members")
 _COUNT_NOUNS = "(?:" + "|".join(_COUNT_WORDS) + ")"
 # a ranking by opinion or by the market ("the best IDE", "the most popular framework", "the cheapest host")
-_MEASURE = (r"(?P<measure>best|worst|cheapest|fastest|most\s+popular|most\s+(?:widely\s+)?used|most\s+recommended|"
-            r"favou?rite|most\s+(?:(?!of\b)[\w-]+\s+)?(?:downloads|downloaded|stars|starred|installs|installed|users|contributors)|"
+_MEASURE = (r"(?P<measure>best|worst|cheapest|fastest|most[\s-]+popular|most[\s-]+(?:widely\s+)?used|"
+            r"most[\s-]+recommended|favou?rite|most[\s-]+(?:(?!of\b)[\w-]+\s+)?(?:downloads|downloaded|stars|starred|"
+            r"installs|installed|users|contributors)|"
             r"largest\s+market\s+share|(?:highest|top)[\s-]+rated|top[\s-]+(?:\d+|two|three|four|five|six|seven|eight|nine|"
             r"ten|twenty)|(?:largest|greatest|highest|biggest)\s+number\s+of\s+(?:[\w-]+\s+){0,3}?" + _COUNT_NOUNS +
             r")(?![\w-])")  # (counts of a market: no manual has them)
@@ -38,7 +39,7 @@ _RANKED = (
     re.compile(r"\b(?:which|what)\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+)\s+(?:is|are|was|were|has|have|had|"
                r"gets?|got|offers?|gives?|provides?|runs?|performs?|works?|employs?|hires?|ships?|sells?|hosts?|"
                r"attracts?|draws?)\s+(?:the\s+)?" + _MEASURE + _PURPOSE, re.I),
-    re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the(?:\s+(?:\d+|two|three|four|five|ten))?|"
+    re.compile(r"\b(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the(?:\s+(?:\d+|two|three|four|five|ten))?|"
                r"(?:[\w.-]+\s+){0,3}?[\w.-]+'s)\s+" + _MEASURE +
                r"\s+(?P<category>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:for|to|in|on|of|with|that|which|among|"
                r"available|today|now|right|when|if|\d)\b|\s*[?.!,]|\s*$)" + _PURPOSE, re.I),
@@ -74,7 +75,7 @@ class Ranking:
         elif self.measure.startswith("top"):
             said = f"which {self.category} {'are' if plural else 'is'} the {self.measure}"
         else:
-            said = f"which is the {self.measure} {self.category}"
+            said = f"which {'are' if plural else 'is'} the {self.measure} {self.category}"
         return f"{said} {self.purpose}" if self.purpose else said
 
     def stated_by(self, sentence: str) -> bool:
@@ -106,7 +107,8 @@ def rankings(question: str) -> list[Ranking]:
                 continue
             category = " ".join(w for w in m.group("category").split() if w.lower() not in STOP)
             if category and category.split()[-1].lower() not in _WAY:
-                out.append(Ranking(re.sub(r"\s+", " ", m.group("measure").lower()), category, m.group("purpose") or ""))
+                measure = re.sub(r"\s+|(?<=^most)-", " ", m.group("measure").lower())  # ("most-downloaded")
+                out.append(Ranking(measure, category, m.group("purpose") or ""))
     return out
 
 
@@ -144,13 +146,15 @@ class Figure:
 
     def stated_by(self, sentence: str) -> bool:
         """A sentence giving the figure: the measure's own words and the subject's head word ("repository" of
-        "the CPython repository"), with a number for a count ("market share" needs none)."""
+        "the CPython repository"), with a number beside what a count counts ("12,000 stars"; not "available for
+        download" by a footnote's "[1]"); "market share" needs none."""
         words = [w for w in re.findall(r"[a-z]+", self.measure.lower()) if w not in STOP and w != "number"]
         head = [w for w in re.findall(r"[A-Za-z]+", self.subject) if w.lower() not in STOP][-1:]
         forms = text_forms(sentence)
         has_words = bool(words) and all(text_forms(w) & forms for w in words + head)
-        counted = self.measure.lower().split()[-1] in _COUNT_WORDS
-        return has_words and (not counted or _counts_something(sentence))
+        counted = self.measure.lower().split()[-1]
+        return has_words and (counted not in _COUNT_WORDS or _counts_something(sentence)
+                              and _numbered(counted, sentence, CAPACITY_SPAN, spelled=True))
 
 
 def figures(question: str) -> list[Figure]:
@@ -339,11 +343,13 @@ class Count:
         return f"how many {self.noun} are {self.prep} {self.place}"
 
     def stated_by(self, sentence: str) -> bool:
-        """A sentence with a number beside the counted thing's word and the collection's ("16-byte" and UUID)."""
+        """A sentence with the collection's word and a number beside the counted thing's word ("16-byte" and UUID,
+        "over two thousand packages"; not "packages for old versions of R (released more than 5 years ago)")."""
         heads = [w for part in (self.noun, self.place)
                  for w in [x for x in re.findall(r"[A-Za-z]+", part) if x.lower() not in STOP][-1:]]
         forms = text_forms(sentence)
-        return bool(heads) and all(text_forms(w) & forms for w in heads) and _counts_something(sentence)
+        return (bool(heads) and all(text_forms(w) & forms for w in heads) and _counts_something(sentence)
+                and _numbered(_counted(self.noun), sentence, spelled=True))
 
 
 def counts(question: str) -> list[Count]:
@@ -395,22 +401,25 @@ class Capacity:
                 or any(re.search(_ASSIGNED.format(name=re.escape(n)), sentence) for n in self.named))
 
 
-def _numbered(counted: str, sentence: str, after: int = 0) -> bool:
+def _numbered(counted: str, sentence: str, after: int = 0, spelled: bool = False) -> bool:
     """A number in digits a few words before the counted thing's word ("saves up to 128 results"; not "0 after each
     event"), a default or a bound said after it ("connections (default 100)"), or a number within `after` words after
-    it, no linking word between ("columns per table 1600")."""
+    it, no linking word between ("columns per table 1600"); `spelled`: a number in words too ("two thousand")."""
     head = text_forms(counted)
-    words = re.findall(r"[\w.=]+", sentence)
+    words = re.findall(r"[\w.=]+|[,;:]", sentence)
     for i, w in enumerate(words):
         if not text_forms(w) & head:
             continue
-        for side in (words[max(0, i - CAPACITY_SPAN):i][::-1], words[i + 1:i + 1 + after]):
+        # (a number before, in a clause of its own, is of something else: "Since 2016, … packages"; one after may
+        # follow a comma: "limited to characters, 64 in all")
+        rest = [x for x in words[i + 1:] if x not in ",;:"]
+        for side in (words[max(0, i - CAPACITY_SPAN):i][::-1], rest[:after]):
             for word in side:
-                if _DIGITS.fullmatch(word):
+                if _DIGITS.fullmatch(word) or spelled and re.fullmatch(_NUMBER_WORDS, word, re.I):
                     return True
-                if word.lower() in _LINKS:
+                if word.lower() in _LINKS or word in ",;:":
                     break
-        following = " ".join(words[i + 1:i + 2 + CAPACITY_SPAN])  # "connections (default 100)", "digits … default 7"
+        following = " ".join(rest[:1 + CAPACITY_SPAN])  # "connections (default 100)", "digits … default 7"
         if re.match(r"(?:\w+\s+)?(?:defaults?|maximum|max|limit|is|are)\s+(?:to\s+|of\s+|at\s+)?\d", following, re.I):
             return True
     return False
@@ -573,6 +582,7 @@ class AmountKind(StrEnum):
     FACTOR = "factor"  # a speed-up, a ratio, a percentage
     PEOPLE = "people"  # how many people (users, companies) do something
     DOWNLOADS = "downloads"  # how many times a thing was downloaded (installed, cloned)
+    RATE = "rate"  # how much of something per unit of time (a throughput, a growth)
 
 
 _OPENS = r"(?:^|(?<=[.?!;:])\s+|,\s*(?:and\s+|but\s+)?|\s(?:and|but)\s+)" \
@@ -582,10 +592,15 @@ _TIME_UNITS = r"(?:milli|micro|nano)?seconds?|minutes?|hours?|days?|weeks?|month
 _PEOPLE = r"(?:people|persons|users|developers|programmers|engineers|companies|organi[sz]ations|businesses|students|" \
           r"scientists|analysts|customers|contributors|visitors|subscribers)"
 _LASTING = r"(?:take|wait|last|sleep|block|pause|hang|stay|remain)"  # the verbs of a duration ("does the lock wait")
+_PER_TIME = rf"(?:per|an?|each|every)\s+(?:{_TIME_UNITS})"  # "per hour", "a second"
 _AMOUNT_ASKED = (
     (AmountKind.DURATION, re.compile(
         _OPENS + rf"how\s+(?:long|many\s+(?:{_TIME_UNITS}))\s+(?:of\s+[\w-]+\s+(?:per\s+\w+\s+)?)?"
                  rf"(?P<subject>{_AUX}\s+(?:[^?.;]|\.(?=\S))+?\s+{_LASTING})\b", re.I)),
+    # the time to set aside for something: "how long should we budget for regenerating the statistics"
+    (AmountKind.DURATION, re.compile(
+        _OPENS + r"how\s+(?:long|much\s+time)\s+(?:should|must|do|would|will|can)\s+(?:I|we|you|they)\s+"
+                 r"(?:budget|allow|plan|reserve|set\s+aside)\s+for\s+(?P<subject>[^?.;,]+)", re.I)),
     (AmountKind.FACTOR, re.compile(
         _OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+what\s+)(?P<noun>(?:percentage\s+)?"
                  r"speed-?\s?ups?(?:\s+factor)?|(?:compression\s+|speed\s+)?(?:ratio|factor)|percentage\s+"
@@ -599,11 +614,21 @@ _AMOUNT_ASKED = (
     (AmountKind.DOWNLOADS, re.compile(
         _OPENS + r"how\s+many\s+times\s+(?:was|were|has|have|had|is|are)\s+(?P<subject>[^?.;,]+?)\s+"
                  r"(?P<noun>downloaded|installed|cloned|forked|starred|viewed)\b", re.I)),
+    # a throughput or a growth: "how many gigabytes per hour does pg_upgrade get through", "what load rate, in rows
+    # per second, should I expect" (a benchmark's figure; not "how many times per second", a frequency a manual sets)
+    (AmountKind.RATE, re.compile(
+        _OPENS + rf"(?P<asked>how\s+(?:many|much)|what)\s+(?P<noun>(?!times\b)(?:[\w-]+\s+){{0,2}}?"
+                 rf"(?:[\w-]+,?\s+in\s+)?[\w-]+\s+{_PER_TIME}),?\s+(?P<subject>{_AUX}\s+[^?.;,]+)", re.I)),
 )
 # the amount itself, said in its unit: "45 minutes", "two hours"; "3 times", "a factor of 2", "20%"
-_DURATION_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*-?\s*(?:{_TIME_UNITS}|s|min|h)\b", re.I)
+# (a unit's letter only after digits: "seldom-updated ones" is no "one s")
+_DURATION_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*\s*-?\s*(?:{_TIME_UNITS}|s|min|h)|\b(?:{_NUMBER_WORDS})\s*-?\s*"
+                            rf"(?:{_TIME_UNITS}))\b", re.I)
 _AMOUNT_SAID = {
     AmountKind.DURATION: _DURATION_SAID,
+    # a number of something per unit of time ("100 MB/s", "1000 rows per second"; not an interval, "every 20 msecs")
+    AmountKind.RATE: re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))\s*(?:[\w-]+\s*){{0,3}}?"
+                                rf"(?:/\s*(?:s|secs?|h|hr|min|{_TIME_UNITS})\b|{_PER_TIME}\b)", re.I),
     AmountKind.FACTOR: re.compile(
         _MULTIPLE.pattern + r"|\b(?:ratio|factor|speed-?\s?ups?)\s+(?:of\s+)?(?:about\s+|around\s+|up\s+to\s+|"
                             r"roughly\s+|some\s+)?\d", re.I)}
@@ -637,6 +662,8 @@ class Amount:
 
     @property
     def text(self) -> str:
+        if self.kind is AmountKind.DURATION and not re.match(_AUX + r"\s", self.subject, re.I):
+            return f"how long {self.subject} takes"  # (the time to budget for it)
         if self.kind is AmountKind.DURATION:  # "will the upgrade take" → "how long the upgrade will take"
             aux, _, rest = self.subject.partition(" ")
             rest, _, verb = rest.rpartition(" ")
@@ -669,7 +696,7 @@ def _of_subject(subject: str, forms: set[str]) -> bool:
 
 # a duration asked as a measurement: in a time unit, or estimated ("how long does a checkpoint take" alone a manual
 # answers in words: "until all dirty buffers are written")
-_ESTIMATED = re.compile(rf"\b(?:roughly|approximately|approx|typically|on\s+average|ballpark|estimate|expect|"
+_ESTIMATED = re.compile(rf"\b(?:roughly|approximately|approx|typically|on\s+average|ballpark|estimate|expect|budget|"
                         rf"how\s+many\s+(?:{_TIME_UNITS}))\b", re.I)
 
 
@@ -681,8 +708,9 @@ def amounts(question: str) -> list[Amount]:
             continue
         for m in pattern.finditer(question):
             noun = " ".join((m.groupdict().get("noun") or "time").split())
+            asked = "by what" if m.groupdict().get("by") else " ".join((m.groupdict().get("asked") or "what").split())
             out.append(Amount(kind, noun if kind is AmountKind.PEOPLE else noun.lower(),
-                              " ".join(m.group("subject").split()), "by what" if m.groupdict().get("by") else "what"))
+                              " ".join(m.group("subject").split()), asked.lower()))
     return out
 
 
@@ -704,6 +732,11 @@ _LIMIT_ASKED = (
     re.compile(_OPENS + r"(?:what|which)\s+(?P<bound>exact|precise|specific)\s+(?P<measure>number|value|figure|"
                r"amount|size|count|limit)(?:\s+in\s+(?P<noun>[\w-]+))?\s+"
                r"(?P<subject>(?:does|do|did|is|are|will|would)\s+(?:[^?.;,]|\.(?=\S))+)", re.I),
+    # the size or length of a thing named before it ("What's the default maximum field size the csv reader allows?")
+    re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+(?P<before>(?:default|built-in|hard|"
+               r"documented|current|actual)\s+)?(?P<bound>maximum|minimum|max|min|largest|smallest)\s+"
+               r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<noun>(?:[\w-]+\s+)??(?!number\b)[\w-]+)\s+"
+               r"(?P<measure>length|size)\b(?!\s+of\b)", re.I),
 )
 
 
@@ -718,11 +751,14 @@ class Limit:
     subject: str = ""  # what the exact figure is of, asked: "does it pass to listen()"
     of: str = ""  # what has the bound, said after what is counted: "name" of "characters a package name may have"
     whether: bool = False  # asked whether there is one ("Is there a maximum number of …?"): a sentence must bound it
+    named_first: bool = False  # what is bounded named before the measure ("the maximum field size")
 
     @property
     def text(self) -> str:
         if self.subject:  # "what exact value in meters does earth() return"
             return f"what {self.bound} {self.measure}" + (f" in {self.noun}" if self.noun else "") + f" {self.subject}"
+        if self.named_first:
+            return f"the {self.bound} {self.noun} {self.measure}"
         return f"the {self.bound} {self.measure} of {self.noun}"
 
     def stated_by(self, sentence: str) -> bool:
@@ -737,6 +773,9 @@ class Limit:
             return True  # "There is no limit on the number of arguments": the bound asked is none
         if self.whether and not (_BOUND_WORDS.search(sentence) or _BOUNDING.search(sentence)):
             return False  # "32 bytes of randomness is sufficient" bounds nothing
+        if self.named_first and text_forms(head) & forms and (_EXTENT_SAID.search(sentence)
+                                                               or _numbered(self.measure, sentence, CAPACITY_SPAN)):
+            return True  # "32 KiB is currently the minimum supported stack size value", "field size limit is 131072"
         if head and not _numbered(head, sentence, after=CAPACITY_SPAN):
             return False
         if not head and not (_counts_something(sentence) and re.search(r"\d", sentence)):
@@ -777,7 +816,8 @@ def limits(question: str) -> list[Limit]:
             found = m.groupdict()
             subject = " ".join((found.get("subject") or "").split())
             out.append(Limit(m.group("bound").lower(), m.group("measure").lower(), " ".join((found["noun"] or "").split()),
-                             subject, "" if subject else _holder(question[m.end():]), bool(found.get("there"))))
+                             subject, "" if subject or "before" in found else _holder(question[m.end():]),
+                             bool(found.get("there")), "before" in found))  # (named first: the noun is the holder)
     return out
 
 
@@ -839,6 +879,8 @@ _SPACE_ASKED = re.compile(_OPENS + r"how\s+much\s+(?P<unit>" + _SPACE_WORDS + r"
                           + r"\s+(?:[^?.;]|\.(?=\S))+)", re.I)
 # (a "64-bit" machine is a word size, no amount of bits)
 _SIZE_SAID = re.compile(rf"(?:(?<![\w.])\d[\d,.]*|\b(?:{_NUMBER_WORDS}))(?:\s*-\s*(?!bit\b)|\s*)(?:{_SIZE_UNITS})\b", re.I)
+# a size or a length in its unit ("32 KiB", "8192 bytes", "255 characters")
+_EXTENT_SAID = re.compile(rf"(?<![\w.])\d[\d,.]*\s*(?:{_SIZE_UNITS}|characters?|chars?|digits?|lines?)\b", re.I)
 # a bound said before a figure ("at least 32,768 (32 KiB)", "up to 8 MB"): how far it may go, not how much it is
 _BOUND_BEFORE = re.compile(r"(?:\b(?:at\s+(?:least|most)|up\s+to|no\s+(?:more|less|fewer)\s+than|(?:more|less|fewer)\s+than|"
                            r"minimum(?:\s+of)?|maximum(?:\s+of)?|as\s+(?:little|few|much|many)\s+as)|[<>]=?)\s*"
