@@ -3678,6 +3678,23 @@ def test_an_option_its_owners_passages_speak_of_only_in_part_is_not_found(docs: 
     assert "No retrieved passage says which option of gizmod turns on multithreaded gzip compression" in report, report
     answer = answer_to("Which command-line flag of gizmod turns on gzip compression?", docs, tmp_path / "said")
     assert "Send each widget with gzip compression" in answer, answer
+    # such a thing as the asker told it: what sets it apart is in their telling
+    report = run("I read that gizmod can now apply a gzip compression made by several threads at once. Which "
+                 "command-line flag of gizmod turns on such a compression?", docs, tmp_path / "such").report
+    assert "do not answer this question" in section(report, "Answer"), report
+
+
+def test_an_option_for_such_a_thing_is_asked_as_the_asker_told_the_thing() -> None:
+    # "I read that you can now take a backup containing only the blocks changed since the previous one … What
+    # pg_basebackup option produces such a backup?" had been judged by "produces such a backup" alone, which any
+    # passage on base backups speaks of
+    from subagents.extractive.unstated import options
+
+    option, = options("I read you can now take a widget dump holding only the widgets changed since the last one. "
+                      "Which gizmod option produces such a dump?")
+    assert option.aim == "produces a dump holding only the widgets changed since the last one"
+    option, = options("Which gizmod option produces such a dump?")  # told nowhere: as asked
+    assert option.aim == "produces such a dump"
 
 
 def test_an_options_purpose_leaves_out_its_setting_the_asking_verbs_and_the_corpus_name() -> None:

@@ -1113,8 +1113,23 @@ def options(question: str) -> list[Option]:
     for pattern in _OPTION_ASKED:
         m = pattern.search(question)
         if m and (re.search(r"[._()]", m.group("owner")) or zipf(m.group("owner").strip("()")) < OWNER_ZIPF):
-            return [Option(m.group("owner"), m.group("does").strip())]
+            return [Option(m.group("owner"), such_as_told(m.group("does").strip(), question[:m.start()]))]
     return []
+
+
+_IRREGULAR_PARTICIPLES = "made|built|kept|held|sent|run|done|taken|written|given|shown|read|split|set|put|cut"
+
+
+def such_as_told(does: str, told: str) -> str:
+    """What an option should do, its "such a backup" said as the asker told it before ("you can now take a backup
+    containing only the blocks changed since the previous one"): the words that set the thing apart are there."""
+    m = re.search(r"\bsuch\s+an?\s+(?P<noun>[\w-]+)", does, re.I)
+    if not m:
+        return does
+    noun = re.escape(m.group("noun"))
+    said = list(re.finditer(rf"\ban?\s+(?:[\w-]+\s+){{0,2}}?{noun}\s+(?P<which>(?:that|which|with|without|of|\w+ing|"
+                            rf"\w+ed|{_IRREGULAR_PARTICIPLES})\b[^.;?!]*)", told, re.I))
+    return f"{does[:m.start()]}a {m.group('noun')} {said[-1].group('which')}{does[m.end():]}" if said else does
 
 
 # what a question asks that only a sentence stating it answers
