@@ -3553,7 +3553,14 @@ def test_a_quantity_is_stated_by_a_number_in_a_unit_of_its_kind_that_is_no_bound
      "No retrieved passage says the maximum field size",
      "Widget reader\n\nBy default the widget reader allows a maximum field size of 128 KiB.\n",
      "128 KiB"),
-], ids=["quantity", "opinion", "view", "view-and-why", "rate", "size"])
+    # "the new `type Pair[T] = tuple[T, T]` statement syntax" had been answered from sentences about type aliases
+    ("Widget aliases\n\nA widget alias gives a widget type a second name, so that code can refer to it briefly.\n",
+     "How do I declare a generic widget alias with the new `alias Pair[T] = widget[T, T]` statement?",
+     "No retrieved passage says how to write `alias Pair[T] = widget[T, T]`",
+     "Widget aliases\n\nA widget alias gives a widget type a second name. Declare a generic widget alias with a "
+     "statement such as alias Point[K] = widget[K, K] in your module.\n",
+     "alias Point[K] = widget[K, K]"),
+], ids=["quantity", "opinion", "view", "view-and-why", "rate", "size", "syntax"])
 def test_what_no_sentence_states_is_not_found_until_one_does(unstated: str, question: str, reason: str, stated: str,
                                                              said: str, docs: Path, tmp_path: Path) -> None:
     (docs / "widgets.txt").write_text(unstated)
@@ -3609,6 +3616,30 @@ def test_a_view_is_stated_by_a_sentence_judging_what_it_is_of() -> None:
     assert not view.stated_by("The tkinter package is the standard Python interface to the Tcl/Tk GUI toolkit.")
     assert not view.stated_by("Tk is better than it was.")  # a judgement of something else
     assert not view.stated_by("A course teaching beginners tkinter takes a week.")  # no judgement
+
+
+@pytest.mark.parametrize("question, code", [
+    ("How do I use the new `type` statement to declare an alias like `type Pair[T] = tuple[T, T]`, and when?",
+     "type Pair[T] = tuple[T, T]"),
+    ("I want the new soft-keyword syntax, something like type Pair[T] = tuple[T, T]. How do I read its value?",
+     "type Pair[T] = tuple[T, T]"),  # written bare, its comma inside the brackets
+    ("Why does WHERE customer_id = customer_id now fail with an ambiguity error?", None),  # no code shown
+    ("Why does `x = [[]] * 3` share its lists?", None),  # not called new: the asker's code
+    ("Is there a new `zorbify()` function?", None),  # a name alone, no form
+])
+def test_code_the_asker_calls_new_is_a_syntax_asked(question: str, code: str | None) -> None:
+    from subagents.extractive.unstated import syntaxes
+
+    assert [c.code for c in syntaxes(question)] == ([code] if code else [])
+
+
+def test_a_syntax_is_written_in_a_text_by_its_form_whatever_its_names() -> None:
+    from subagents.extractive.unstated import Syntax
+
+    form = Syntax("type Pair[T] = tuple[T, T]").form
+    assert form.search("type Point[K]=list[K, K]") and form.search(">>> type  Vec[N] = tuple[N,N]")
+    assert not form.search("Pair = tuple[T, T]") and not form.search("the type Pair[T] is generic")
+    assert not form.search("subtype Pair[T] = tuple[T, T]")  # another word
 
 
 def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None:

@@ -1132,13 +1132,78 @@ def such_as_told(does: str, told: str) -> str:
     return f"{does[:m.start()]}a {m.group('noun')} {said[-1].group('which')}{does[m.end():]}" if said else does
 
 
+# the asker calls what they show new ("the new `type Pair[T] = tuple[T, T]` statement syntax"): a later release's
+_NEWLY = re.compile(r"\b(?:new|newer|newest|now|recent|recently|latest|modern)\b", re.I)
+# code shown in a sentence: a backticked span, or what follows "like" or "such as" to the sentence's end or a comma
+_CODE_SHOWN = re.compile(r"`(?P<ticked>[^`\n]{3,80})`|\b(?:something\s+like|like|such\s+as)\s+(?P<bare>[^\s`'\"][^;?!`]{2,80})",
+                         re.I)
+_CODE_TOKEN = re.compile(r"[A-Za-z_][\w.]*|\d[\w.]*|\"[^\"]*\"|'[^']*'|\S")
+_SYNTAX_MARKS = re.compile(r"[\[\]=(){}<>|%@*:]")  # what makes a line of code a form, not a name
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """The question shows code it calls new: a form of a later release when no retrieved text writes that form (its
+    names aside: "type Pair[T] = tuple[T, T]" is any "type X[Y] = Z[Y, Y]")."""
+
+    code: str  # "type Pair[T] = tuple[T, T]"
+
+    @property
+    def text(self) -> str:
+        return f"how to write `{self.code}`"
+
+    @property
+    def form(self) -> re.Pattern[str]:
+        """The code's form: its punctuation as written, its names any names, an opening keyword as it is ("type",
+        "match", "async" before a name), its literals any literal."""
+        tokens = _CODE_TOKEN.findall(self.code)
+        parts = []
+        for i, t in enumerate(tokens):
+            if t[0].isalpha() or t[0] == "_":
+                keyword = i == 0 and t.islower() and len(tokens) > 1 and bool(re.match(r"[A-Za-z_]", tokens[1]))
+                parts.append(re.escape(t) if keyword else r"[A-Za-z_][\w.]*")
+            else:
+                parts.append(r"\S+" if t[0].isdigit() or t[0] in "'\"" else re.escape(t))
+        return re.compile(r"(?<![\w.])" + r"\s*".join(parts))
+
+    def documented_in(self, ev: Evidence) -> bool:
+        """A retrieved text (a sentence or an example) writes the code's form."""
+        form = self.form
+        return any(form.search(p.text) for p in ev.passages.values())
+
+
+def syntaxes(question: str) -> list[Syntax]:
+    """The code a sentence of the question shows and calls new ("new", "newer", "now", "recent" outside the code),
+    when it is a form (four tokens at least, with brackets, an operator or an equals sign), not a name alone."""
+    out = []
+    for sentence in re.split(r"(?<=[.?!])\s+", question):
+        for m in _CODE_SHOWN.finditer(sentence):
+            shown = "ticked" if m.group("ticked") else "bare"
+            code = m.group(shown) if shown == "ticked" else _balanced(m.group(shown))
+            start = m.start(shown)
+            rest = sentence[:start] + sentence[start + len(code):]  # (the sentence's own words: "now" in code is none)
+            if len(_CODE_TOKEN.findall(code)) >= 4 and _SYNTAX_MARKS.search(code) and _NEWLY.search(rest):
+                out.append(Syntax(code.strip()))
+    return out
+
+
+def _balanced(bare: str) -> str:
+    """Code written bare in a sentence, to where its brackets close and a comma, a full stop or the end follows."""
+    depth = 0
+    for i, c in enumerate(bare):
+        depth += (c in "([{") - (c in ")]}")
+        if depth <= 0 and (i + 1 == len(bare) or bare[i + 1] in ",." and (i + 2 == len(bare) or bare[i + 2] == " ")):
+            return bare[:i + 1]
+    return bare
+
+
 # what a question asks that only a sentence stating it answers
 Unstated = (Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit
             | Quantity | Preference | View)
 
 
 # what the documents are found not to say: a thing stated nowhere, an option its owner's passages do not speak of
-Unsaid = Unstated | Option
+Unsaid = Unstated | Option | Syntax
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unsaid]:
@@ -1146,7 +1211,8 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unsaid]:
     describes what each thing does; which product is the best, the cheapest or the most popular, or how many
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
     does). So an option of a named thing that its own passages do not speak of (`Option`)."""
-    return [*_unstated(focus, ev), *(o for o in options(focus.question.text) if not o.documented_in(ev))]
+    return [*_unstated(focus, ev), *(o for o in options(focus.question.text) if not o.documented_in(ev)),
+            *(c for c in syntaxes(focus.question.text) if not c.documented_in(ev))]
 
 
 def _unstated(focus: Focus, ev: Evidence) -> list[Unstated]:
