@@ -875,6 +875,11 @@ def test_a_name_of_the_askers_own_data_in_the_scene_is_no_undocumented_name(tmp_
             "column, and it fails saying integers have no default gist operator class."
     report = run(f"{scene} Why, and what do I need to install?", docs, tmp_path / "c").report
     assert "gadget_gist extension" in section(report, "Answer"), report
+    # a name the asker read or heard of is a thing of the world, not theirs ("I've read that pg_basebackup can now
+    # take incremental backups that are later merged with pg_combinebackup" had set pg_combinebackup aside)
+    scene = "I've read that gist constraints on plain integer columns can now be checked by gadget_intcheck."
+    report = run(f"{scene} Why do they fail, and what do I need to install?", docs, tmp_path / "d").report
+    assert "No retrieved passage mentions gadget_intcheck" in report, report
 
 
 def test_an_identifier_the_corpus_documents_told_in_the_scene_is_not_missing_from_the_passages() -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..text import sentences
 from .analysis import SCENE_BEFORE, scene_and_asks, scene_only
 from .evidence import Evidence
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
@@ -387,7 +388,20 @@ def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
         return False  # (a call of it names the asker's function: "I run CALL batch_load() … Why does it fail?")
     if weights.known(term) and not (weights.absent(term) or weights.incidental(term)):
         return False
-    return scene_only(term, focus.whole_question)
+    return scene_only(term, focus.whole_question) and not heard_of(term, focus.whole_question)
+
+
+# a sentence telling what the asker read or heard of the world ("I've read that pg_basebackup can now take incremental
+# backups that are later merged with pg_combinebackup.", "A colleague says …"): a claim the question rests on
+_HEARSAY = re.compile(r"\b(?:I(?:['’]ve|\s+have)?\s+(?:read|heard|seen|saw|learned|learnt)|(?:someone|somebody|a\s+colleague|"
+                      r"a\s+friend|a\s+coworker|people|they)\s+(?:says?|said|told|tells|claims?|claimed)|(?:is|are)\s+"
+                      r"said\s+to|reportedly|apparently|supposedly)\b", re.I)
+
+
+def heard_of(term: Term, question: str) -> bool:
+    """A name the asker tells of as something they read or heard of (`_HEARSAY`): a thing of the world they ask
+    about, not their own column or function however it is spelled ("pg_combinebackup")."""
+    return any(_HEARSAY.search(s) and standing(term.text, s) for s in sentences(question))
 
 
 # the asker names a thing they made ("I … wrote a summary.survey method") or one of theirs by an instance of it ("a
