@@ -2330,6 +2330,9 @@ def test_a_figure_the_documents_never_give_is_not_found(question: str, unstated:
                                                                         "takes")),
     ("We move 2 TB. By what factor is link mode faster than copy mode?", ("factor", "by what factor is link mode faster "
                                                                           "than copy mode")),
+    # hedged inside ("By roughly what percentage does byte-compiling usually speed up package code?")
+    ("By roughly what percentage does compiling speed up widget code?",
+     ("factor", "by what percentage does compiling speed up widget code")),
     ("Roughly how many people use R worldwide today?", ("people", "how many people use R worldwide today")),
     ("How many times was R downloaded in 2022?", ("downloads", "how many times R was downloaded")),
     # waiting is a duration too, and a dotted name no sentence's end

@@ -602,7 +602,7 @@ _AMOUNT_ASKED = (
         _OPENS + r"how\s+(?:long|much\s+time)\s+(?:should|must|do|would|will|can)\s+(?:I|we|you|they)\s+"
                  r"(?:budget|allow|plan|reserve|set\s+aside)\s+for\s+(?P<subject>[^?.;,]+)", re.I)),
     (AmountKind.FACTOR, re.compile(
-        _OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+what\s+)(?P<noun>(?:percentage\s+)?"
+        _OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+(?:roughly\s+|about\s+|approximately\s+|around\s+)?what\s+)(?P<noun>(?:percentage\s+)?"
                  r"speed-?\s?ups?(?:\s+factor)?|(?:compression\s+|speed\s+)?(?:ratio|factor)|percentage\s+"
                  r"(?:speed-?\s?up|improvement|gain|increase|decrease|reduction|slowdown|overhead)|"
                  r"percentage|percent)\s+(?P<subject>[^?.;,]+)", re.I)),
