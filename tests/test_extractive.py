@@ -1602,6 +1602,11 @@ def test_sentences_that_name_none_of_the_names_asked_about_answer_something_else
     # a name the answer is for ("for Gadgetscript") is a purpose, not what is asked about
     report = run("How do I copy a widget together with its children for Gadgetscript?", docs, tmp_path / "for").report
     assert "clone() with deep=True" in section(report, "Answer"), report
+    # a name of one letter ("From C I'm building a record type …", "a multithreaded C service") is no sign: an API's
+    # pages speak of its language without writing it in each sentence
+    (docs / "g.txt").write_text("G\n\nG is a scripting language that draws gadgets on a canvas.\n")
+    report = run("How do I copy a widget together with its children in G?", docs, tmp_path / "letter").report
+    assert "clone() with deep=True" in section(report, "Answer"), report
 
 
 def test_a_later_part_is_asked_in_the_name_the_whole_question_opens_in(docs: Path, tmp_path: Path) -> None:
@@ -2617,6 +2622,14 @@ def test_names_given_as_open_ended_instances_or_by_a_wildcard_are_no_names_the_d
         ev = _searched(question, text, counts, {"widget": 2})
         focus = focus_of(question)
         assert missing_names(focus, ev) == [] and undocumented_names(focus, ev) == [], question
+    # a list of instances in the asker's scene ("a small C tool that needs R's distribution functions such as pnorm and
+    # qgamma"); asked in a sentence that asks, the names are what it asks about
+    told = "My tool calls widget functions such as zorbify and qzorbix. What macro must be defined?"
+    ev = _searched(told, text, counts, {"widget": 2})
+    assert missing_names(focus_of(told), ev) == [] and undocumented_names(focus_of(told), ev) == []
+    asked = "What macro must be defined to call widget functions such as zorbify and qzorbix?"
+    ev = _searched(asked, text, counts, {"widget": 2})
+    assert {t.text for t in undocumented_names(focus_of(asked), ev)} == {"zorbify", "qzorbix"}
     closed = "I call the widget functions (zorbify, qzorbix) from my program. What macro must be defined?"  # a closed list
     ev = _searched(closed, text, counts, {"widget": 2})
     assert {t.text for t in undocumented_names(focus_of(closed), ev)} == {"zorbify", "qzorbix"}

@@ -715,7 +715,8 @@ def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]
     asked = focus.question.text
     # a name a part carries from the whole question ("And does it reject …?" of "In JavaScript, what's …?") sets the
     # part's scene where it sets the whole question's
-    names = [t for t in focus.key_names(weights) if t not in focus.siblings and (
+    # (a name of one letter, "C", is no sign: the documents of its API speak of it without writing it in a sentence)
+    names = [t for t in focus.key_names(weights) if t not in focus.siblings and len(t.text) > 1 and (
         sets_the_scene(t.text, asked) or t in focus.about and focus.whole and sets_the_scene(t.text, focus.whole))]
     if not names or any(t.kind is not TermKind.NAME for t in names):
         return []  # an identifier or a keyword the sentences leave out may still be what they document

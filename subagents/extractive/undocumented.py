@@ -360,10 +360,20 @@ _INSTANCES = re.compile(r"(\()([^()]{1,120}?,[^()]*?\s(?:and\s+so\s+on|and\s+the
                         r"[^()]{1,120}?,[^()]*?(?:…|\.\.\.))\s*\)", re.I)
 
 
+# a list of two or more given as instances ("R's distribution functions such as pnorm and qgamma")
+_LISTED = re.compile(r"(\b(?:such\s+as|e\.\s?g\.,?|for\s+example,?|including)\s+)"
+                     r"([\w.+-]+(?:\s*,\s*[\w.+-]+)*,?\s+(?:and|or)\s+[\w.+-]+)", re.I)
+
+
 def listed_instance(name: str, question: str) -> bool:
     """A name every mention of which is in a bracketed list the asker leaves open ("R's C-level distribution functions
-    (pnorm, qgamma and so on)"): an instance of the kind they ask about, which the documents may cover by the kind."""
-    return only_inside(name, question, _INSTANCES)
+    (pnorm, qgamma and so on)"), or in a list of instances their scene gives ("a small C tool that needs R's
+    distribution functions such as pnorm and qgamma"): an instance of the kind they ask about, which the documents may
+    cover by the kind. (One named in a sentence that asks, "Is there a tool such as pgbouncer or pgpool?", is asked.)"""
+    if only_inside(name, question, _INSTANCES):
+        return True
+    said = scene_and_asks(question)
+    return bool(said) and not any(asks and standing(name, s) for s, asks in said) and only_inside(name, question, _LISTED)
 
 
 _BYTES_LITERAL = re.compile(r"(?<![\w'\"])[bB]([\"'])(.{1,80}?)\1")  # b'THRM', b"\x89PNG"
