@@ -2596,6 +2596,25 @@ def test_a_name_inside_a_bytes_literal_is_the_askers_data() -> None:
     assert [t.text for t in missing_names(focus_of(named), ev)] == ["WDGX"]
 
 
+def test_a_name_only_the_scene_tells_is_no_name_the_documents_lack() -> None:
+    # "I'm talking to a flaky REST endpoint with http.client.HTTPConnection … Is there a switch to print that traffic?"
+    # had been "No retrieved passage mentions REST": where the need arose, not what is asked
+    from subagents.extractive.selection import focus_of
+    from subagents.extractive.undocumented import missing_names
+
+    text = "Set the widget's debug level to 1 to print each widget request as it is sent."
+    counts = {"widget": 40, "debug": 30, "zorbnet": 0}
+    told = "A Zorbnet gateway drops widget requests. Is there a switch to print each widget request before sending?"
+    assert missing_names(focus_of(told), _searched(told, text, counts, {"widget": 2})) == []
+    for asked in ("A Zorbnet gateway drops widget requests. How do I make it print each request?",  # points back
+                  "Is there a switch to print each widget request the Zorbnet gateway sends?",  # asked
+                  "I read that Zorbnet gateways now print requests. Is there a switch to print each widget request?",
+                  # an identifier told is an API the story uses, which the documents would name
+                  "A Zorbnet.Gateway object drops widget requests. Is there a switch to print each widget request?"):
+        ev = _searched(asked, text, counts, {"widget": 2})
+        assert [t.text for t in missing_names(focus_of(asked), ev)] in (["Zorbnet"], ["Zorbnet.Gateway"]), asked
+
+
 def test_a_symbol_string_in_the_askers_code_is_their_data() -> None:
     # "… CHECK (VALUE LIKE '%@%') worked fine …": the asker's pattern had been a name no passage mentions
     from subagents.extractive.selection import focus_of

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..text import sentences
-from .analysis import SCENE_BEFORE, scene_and_asks, scene_only
+from .analysis import SCENE_BEFORE, scene_and_asks, scene_only, told_not_asked
 from .evidence import Evidence
 from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
                     in_code_string, in_example_literal, is_extension, is_file_name, make_term, mentions, only_inside,
@@ -42,7 +42,7 @@ def missing_names(focus: Focus, ev: Evidence) -> list[Term]:
     even when its last part ("linear") is an ordinary word there."""
     forms, raw = ev.all_forms(), ev.all_text()
     names = [t for t in focus.question.terms + focus.about if _asked_by_name(t, focus.question.text)
-             and not set_aside(t, focus, ev.weights)]
+             and not set_aside(t, focus, ev.weights) and not told_name(t, focus)]
     return [t for t in names if not mentions(t, forms, raw) and not _a_documented_name(t, ev.weights, focus.whole_question)
             and not globbed(t.text, raw)
             or _foreign_package(t, ev.weights) and not _written_whole(t, raw) or not _mentioned_in_its_package(t, ev)]
@@ -55,6 +55,14 @@ def globbed(name: str, raw: str) -> bool:
         return False
     family = r"[\w.]+".join(re.escape(part) for part in name.split("*"))
     return bool(re.search(rf"(?<![\w.]){family}(?![\w.])", raw))
+
+
+def told_name(term: Term, focus: Focus) -> bool:
+    """A name only a story's scene holds, its asking sentences pointing nowhere back into it (`told_not_asked`: "We
+    run reporting queries while an ETL job truncates a staging table … Why does the report see it empty?"): where the
+    need arose, which the documents need not name; not a name the asker read or heard of (`heard_of`)."""
+    return term.kind is TermKind.NAME and told_not_asked(term, focus.whole_question) \
+        and not heard_of(term, focus.whole_question)
 
 
 def _written_whole(term: Term, raw: str) -> bool:
