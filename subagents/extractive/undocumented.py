@@ -58,9 +58,9 @@ def globbed(name: str, raw: str) -> bool:
 
 
 def told_name(term: Term, focus: Focus) -> bool:
-    """A name only a story's scene holds, its asking sentences pointing nowhere back into it (`told_not_asked`: "We
-    run reporting queries while an ETL job truncates a staging table … Why does the report see it empty?"): where the
-    need arose, which the documents need not name; not a name the asker read or heard of (`heard_of`)."""
+    """A name only a story's scene holds, its asking sentences pointing nowhere back into it (`told_not_asked`: "I'm
+    talking to a flaky REST endpoint with http.client.HTTPConnection … Is there a switch to print that traffic?"):
+    where the need arose, which the documents need not name; not a name the asker read or heard of (`heard_of`)."""
     return term.kind is TermKind.NAME and told_not_asked(term, focus.whole_question) \
         and not heard_of(term, focus.whole_question)
 
@@ -381,7 +381,8 @@ def listed_instance(name: str, question: str) -> bool:
     if only_inside(name, question, _INSTANCES):
         return True
     said = scene_and_asks(question)
-    return bool(said) and not any(asks and standing(name, s) for s, asks in said) and only_inside(name, question, _LISTED)
+    return bool(said) and not any(asks and standing(name, s) for s, asks in said) \
+        and only_inside(name, question, _LISTED)
 
 
 _BYTES_LITERAL = re.compile(r"(?<![\w'\"])[bB]([\"'])(.{1,80}?)\1")  # b'THRM', b"\x89PNG"
@@ -411,9 +412,10 @@ def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
 
 # a sentence telling what the asker read or heard of the world ("I've read that pg_basebackup can now take incremental
 # backups that are later merged with pg_combinebackup.", "A colleague says …"): a claim the question rests on
-_HEARSAY = re.compile(r"\b(?:I(?:['’]ve|\s+have)?\s+(?:read|heard|seen|saw|learned|learnt)|(?:someone|somebody|a\s+colleague|"
-                      r"a\s+friend|a\s+coworker|people|they)\s+(?:says?|said|told|tells|claims?|claimed)|(?:is|are)\s+"
-                      r"said\s+to|reportedly|apparently|supposedly)\b", re.I)
+_HEARSAY = re.compile(r"\b(?:I(?:['’]ve|\s+have)?\s+(?:read|heard|seen|saw|learned|learnt)|"
+                      r"(?:someone|somebody|a\s+colleague|a\s+friend|a\s+coworker|people|they)\s+"
+                      r"(?:says?|said|told|tells|claims?|claimed)|(?:is|are)\s+said\s+to|reportedly|apparently|"
+                      r"supposedly)\b", re.I)
 
 
 def heard_of(term: Term, question: str) -> bool:
@@ -540,7 +542,7 @@ _ABLE = re.compile(r"(?P<stem>[a-z]{4,}?)(?:able|ible)$")
 
 
 def able_of_a_verb(word: str) -> bool:
-    """An adjective made of an English verb and "-able" ("growable", "resizable"): the user's word for what a
+    """An adjective made of an English verb and "-able" ("growable", "hashable"): the user's word for what a
     documented thing can do, no product's name."""
     m = _ABLE.fullmatch(word.lower())
     return bool(m) and any(zipf(stem) >= ENGLISH_ZIPF for stem in (m.group("stem"), m.group("stem") + "e"))

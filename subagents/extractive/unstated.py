@@ -602,7 +602,8 @@ _AMOUNT_ASKED = (
         _OPENS + r"how\s+(?:long|much\s+time)\s+(?:should|must|do|would|will|can)\s+(?:I|we|you|they)\s+"
                  r"(?:budget|allow|plan|reserve|set\s+aside)\s+for\s+(?P<subject>[^?.;,]+)", re.I)),
     (AmountKind.FACTOR, re.compile(
-        _OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+(?:roughly\s+|about\s+|approximately\s+|around\s+)?what\s+)(?P<noun>(?:percentage\s+)?"
+        _OPENS + r"(?:(?:what|which)\s+(?:kind\s+of\s+)?|(?P<by>by)\s+(?:roughly\s+|about\s+|approximately\s+|around\s+)?"
+                 r"what\s+)(?P<noun>(?:percentage\s+)?"
                  r"speed-?\s?ups?(?:\s+factor)?|(?:compression\s+|speed\s+)?(?:ratio|factor)|percentage\s+"
                  r"(?:speed-?\s?up|improvement|gain|increase|decrease|reduction|slowdown|overhead)|"
                  r"percentage|percent)\s+(?P<subject>[^?.;,]+)", re.I)),
@@ -1135,8 +1136,8 @@ def such_as_told(does: str, told: str) -> str:
 # the asker calls what they show new ("the new `type Pair[T] = tuple[T, T]` statement syntax"): a later release's
 _NEWLY = re.compile(r"\b(?:new|newer|newest|now|recent|recently|latest|modern)\b", re.I)
 # code shown in a sentence: a backticked span, or what follows "like" or "such as" to the sentence's end or a comma
-_CODE_SHOWN = re.compile(r"`(?P<ticked>[^`\n]{3,80})`|\b(?:something\s+like|like|such\s+as)\s+(?P<bare>[^\s`'\"][^;?!`]{2,80})",
-                         re.I)
+_CODE_SHOWN = re.compile(r"`(?P<ticked>[^`\n]{3,80})`|"
+                         r"\b(?:something\s+like|like|such\s+as)\s+(?P<bare>[^\s`'\"][^;?!`]{2,80})", re.I)
 _CODE_TOKEN = re.compile(r"[A-Za-z_][\w.]*|\d[\w.]*|\"[^\"]*\"|'[^']*'|\S")
 _SYNTAX_MARKS = re.compile(r"[\[\]=(){}<>|%@*:]")  # what makes a line of code a form, not a name
 
