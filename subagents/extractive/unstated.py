@@ -1203,7 +1203,8 @@ Unstated = (Ranking | Figure | Person | Release | Adopters | Count | Capacity | 
             | Quantity | Preference | View)
 
 
-# what the documents are found not to say: a thing stated nowhere, an option its owner's passages do not speak of
+# what the documents are found not to say: a thing stated nowhere, an option its owner's passages do not speak of, new
+# code no retrieved text writes
 Unsaid = Unstated | Option | Syntax
 
 
@@ -1211,7 +1212,8 @@ def unranked(focus: Focus, ev: Evidence) -> list[Unsaid]:
     """Rankings and figures of a market the question asks for that no retrieved sentence states: documentation
     describes what each thing does; which product is the best, the cheapest or the most popular, or how many
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
-    does). So an option of a named thing that its own passages do not speak of (`Option`)."""
+    does). So an option of a named thing that its own passages do not speak of (`Option`), and code the asker calls new
+    whose form no retrieved text writes (`Syntax`)."""
     return [*_unstated(focus, ev), *(o for o in options(focus.question.text) if not o.documented_in(ev)),
             *(c for c in syntaxes(focus.question.text) if not c.documented_in(ev))]
 
