@@ -2729,7 +2729,8 @@ def test_a_documented_name_the_retrieved_text_leaves_out_is_not_missing(counts, 
     from subagents.extractive.selection import focus_of
     from subagents.extractive.undocumented import missing_names
 
-    question = "Copying works fine on Zorblin but loses the children elsewhere. How do I copy a gadget deeply?"
+    # (asked in the sentence that asks: a name only a story's scene tells is no key name at all, as tested below)
+    question = "Why does copying a gadget deeply work fine on Zorblin but lose the children elsewhere?"
     ev = _searched(question, "To copy a gadget deeply, copy its children first.", counts, titles)
     assert [t.text for t in missing_names(focus_of(question), ev)] == missing
 
