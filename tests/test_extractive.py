@@ -1607,6 +1607,14 @@ def test_sentences_that_name_none_of_the_names_asked_about_answer_something_else
     (docs / "g.txt").write_text("G\n\nG is a scripting language that draws gadgets on a canvas.\n")
     report = run("How do I copy a widget together with its children in G?", docs, tmp_path / "letter").report
     assert "clone() with deep=True" in section(report, "Answer"), report
+    # where a sentence writes it, it is still the sign that the sentences answer what is asked ("I call a C routine …
+    # and pressing Ctrl-C does nothing …" is answered by the sentence on C code's interrupts)
+    (docs / "loops.txt").write_text("Interrupts\n\nA long G routine becomes stoppable when its loop calls "
+                                    "check_interrupt() now and then.\n")
+    (docs / "keys.txt").write_text("Keyboard\n\nThe console reads Zap-Q as a request to interrupt.\n")
+    report = run("I run a G routine with a long loop, and pressing Zap-Q does nothing until it ends. How can I make it "
+                 "stoppable?", docs, tmp_path / "letter-said").report
+    assert "check_interrupt()" in section(report, "Answer"), report
 
 
 def test_a_later_part_is_asked_in_the_name_the_whole_question_opens_in(docs: Path, tmp_path: Path) -> None:

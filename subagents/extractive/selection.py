@@ -715,8 +715,7 @@ def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]
     asked = focus.question.text
     # a name a part carries from the whole question ("And does it reject …?" of "In JavaScript, what's …?") sets the
     # part's scene where it sets the whole question's
-    # (a name of one letter, "C", is no sign: the documents of its API speak of it without writing it in a sentence)
-    names = [t for t in focus.key_names(weights) if t not in focus.siblings and len(t.text) > 1 and (
+    names = [t for t in focus.key_names(weights) if t not in focus.siblings and (
         sets_the_scene(t.text, asked) or t in focus.about and focus.whole and sets_the_scene(t.text, focus.whole))]
     if not names or any(t.kind is not TermKind.NAME for t in names):
         return []  # an identifier or a keyword the sentences leave out may still be what they document
@@ -726,7 +725,9 @@ def about_none(focus: Focus, chosen: list[Unit], weights: Weights) -> list[Term]
         if any(mentions(t, forms, text) or spells(t, text) for t in names):
             return []
     told = focus.whole or asked  # a name only a story's scene holds says where the need arose, not what is asked
-    return [t for t in names if not told_not_asked(t, told)]
+    # (a name of one letter, "C", is no sign of its absence: the pages of its API speak of it without writing it in
+    # each sentence; where a sentence writes it, it is a sign of its presence)
+    return [t for t in names if not told_not_asked(t, told) and len(t.text) > 1]
 
 
 def named_by_an_answer(term: Term, enough: list[Scored]) -> bool:
