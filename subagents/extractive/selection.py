@@ -34,8 +34,8 @@ from .analysis import (SCENE_BEFORE, AnswerType, Question, analyse, asks_whether
                        told_not_asked, without_holders)
 from .evidence import Evidence, Unit, UnitKind, api_name, comments, page_of, page_support, units_of
 from .meaning import NO_MEANING, Meaning
-from .terms import (Term, TermKind, Weights, called_name, covered, extract_terms, mentions, only_declined, text_forms,
-                    variant_values, weight)
+from .terms import (INSTANCE_OPENERS, Term, TermKind, Weights, called_name, covered, extract_terms, mentions,
+                    only_declined, text_forms, variant_values, weight)
 from ..text import has_operator
 from .vocabulary import prefers
 from .undocumented import derived, english, set_aside, spells, unanswered, unmatchable
@@ -739,9 +739,8 @@ def named_by_an_answer(term: Term, enough: list[Scored]) -> bool:
     return any(_close_in_meaning(s) and said.search(s.unit.text) for s in enough)
 
 
-# a name given as an instance of a kind the text speaks of ("programs such as newsyslog and logrotate", "e.g. Kerberos");
-# not `terms.EXAMPLE_OPENERS`, whose "like" also compares ("works like grep") and which was measured for questions
-_INSTANCE_OF = r"\b(?:such\s+as|e\.\s?g\.,?|for\s+example,?|including)\s+(?:[\w.+-]+(?:\s*,\s*|\s+(?:and|or)\s+)){0,4}"
+# a name given as an instance of a kind the text speaks of ("programs such as newsyslog and logrotate", "e.g. Kerberos")
+_INSTANCE_OF = rf"\b(?:{INSTANCE_OPENERS})\s+(?:[\w.+-]+(?:\s*,\s*|\s+(?:and|or)\s+)){{0,4}}"
 
 
 def scene_instance(term: Term, focus: Focus, ev: Evidence) -> bool:

@@ -337,6 +337,9 @@ def extract_terms(text: str, *, sentence: bool = True) -> list[Term]:
 
 
 EXAMPLE_OPENERS = r"like|such\s+as|e\.g\.|for\s+example|for\s+instance"  # what introduces an instance of a thing
+# what introduces instances of a kind in running text ("programs such as newsyslog and logrotate", "e.g. Kerberos"); not
+# `EXAMPLE_OPENERS`, whose "like" also compares ("works like grep") and which was measured for quoted examples
+INSTANCE_OPENERS = r"such\s+as|e\.\s?g\.,?|for\s+example,?|including"
 _EXAMPLES = re.compile(rf"\b(?:{EXAMPLE_OPENERS}),?\s+"
                        r"((?:[\"'`][^\"'`\s]+[\"'`](?:\s*(?:,|or|and|,\s*and|,\s*or)\s*(?=[\"'`]))?)+)", re.I)
 _NUMBERED = re.compile(r"[\"'`]([A-Za-z_][\w.]*\d[\w.]*)[\"'`]")

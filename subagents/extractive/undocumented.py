@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 from ..text import sentences
 from .analysis import SCENE_BEFORE, scene_and_asks, scene_only, told_not_asked
 from .evidence import Evidence
-from .terms import (EXAMPLE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name, example_words, extract_terms,
-                    in_code_string, in_example_literal, is_extension, is_file_name, make_term, mentions, only_inside,
-                    placeholder, qualified_parts, standing, text_forms, variant_values, written, zipf)
+from .terms import (EXAMPLE_OPENERS, INSTANCE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name,
+                    example_words, extract_terms, in_code_string, in_example_literal, is_extension, is_file_name,
+                    make_term, mentions, only_inside, placeholder, qualified_parts, standing, text_forms,
+                    variant_values, written, zipf)
 from .unstated import Unsaid, unranked
 
 if TYPE_CHECKING:
@@ -369,8 +370,7 @@ _INSTANCES = re.compile(r"(\()([^()]{1,120}?,[^()]*?\s(?:and\s+so\s+on|and\s+the
 
 
 # a list of two or more given as instances ("R's distribution functions such as pnorm and qgamma")
-_LISTED = re.compile(r"(\b(?:such\s+as|e\.\s?g\.,?|for\s+example,?|including)\s+)"
-                     r"([\w.+-]+(?:\s*,\s*[\w.+-]+)*,?\s+(?:and|or)\s+[\w.+-]+)", re.I)
+_LISTED = re.compile(rf"(\b(?:{INSTANCE_OPENERS})\s+)([\w.+-]+(?:\s*,\s*[\w.+-]+)*,?\s+(?:and|or)\s+[\w.+-]+)", re.I)
 
 
 def listed_instance(name: str, question: str) -> bool:

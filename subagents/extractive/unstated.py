@@ -153,8 +153,7 @@ class Figure:
         forms = text_forms(sentence)
         has_words = bool(words) and all(text_forms(w) & forms for w in words + head)
         counted = self.measure.lower().split()[-1]
-        return has_words and (counted not in _COUNT_WORDS or _counts_something(sentence)
-                              and _numbered(counted, sentence, CAPACITY_SPAN, spelled=True))
+        return has_words and (counted not in _COUNT_WORDS or _counts_beside(counted, sentence, after=CAPACITY_SPAN))
 
 
 def figures(question: str) -> list[Figure]:
@@ -348,8 +347,8 @@ class Count:
         heads = [w for part in (self.noun, self.place)
                  for w in [x for x in re.findall(r"[A-Za-z]+", part) if x.lower() not in STOP][-1:]]
         forms = text_forms(sentence)
-        return (bool(heads) and all(text_forms(w) & forms for w in heads) and _counts_something(sentence)
-                and _numbered(_counted(self.noun), sentence, spelled=True))
+        return bool(heads) and all(text_forms(w) & forms for w in heads) \
+            and _counts_beside(_counted(self.noun), sentence)
 
 
 def counts(question: str) -> list[Count]:
@@ -423,6 +422,12 @@ def _numbered(counted: str, sentence: str, after: int = 0, spelled: bool = False
         if re.match(r"(?:\w+\s+)?(?:defaults?|maximum|max|limit|is|are)\s+(?:to\s+|of\s+|at\s+)?\d", following, re.I):
             return True
     return False
+
+
+def _counts_beside(counted: str, sentence: str, after: int = 0) -> bool:
+    """A number that counts (no version: `_counts_something`), in digits or words, beside the counted thing's word
+    (`_numbered`): "over two thousand packages", not "Since March 2016, … packages" nor a footnote's "[1]"."""
+    return _counts_something(sentence) and _numbered(counted, sentence, after, spelled=True)
 
 
 def _counted(noun: str) -> str:
