@@ -367,6 +367,19 @@ def told_not_asked(term: Term, question: str) -> bool:
     return scene_only(term, question) and not _POINTS_BACK.search(the_ask(question))
 
 
+# an article or a possessive, then up to two lower-case words ("an old publisher VM"): a common noun's place
+_DETERMINED = r"\b(?:[Aa]n?|[Tt]he|[Oo]ur|[Mm]y|[Tt]heir|[Yy]our|[Ee]very|[Ee]ach)\s+(?:[a-z][\w-]*\s+){0,2}"
+
+
+def common_acronym(term: Term, question: str) -> bool:
+    """An acronym of capitals only a story's scene holds, written where a common noun stands, after an article or a
+    possessive ("an ETL job", "The DBA just said …", "an old publisher VM"): a kind of thing or person of the asker's
+    world, not a product whose documents are asked for ("from MongoDB", "My Python AWS script" keep theirs)."""
+    if not re.fullmatch(r"[A-Z]{2,5}s?", term.text) or not scene_only(term, question):
+        return False
+    return bool(re.search(rf"{_DETERMINED}{re.escape(term.text)}\b", question))
+
+
 # an ask that points back into its scene ("What exit code does it return …?", "Is there a switch for that?", "end such
 # sessions"): the scene names what it asks about ("in that the plan is …" opens a clause, points nowhere)
 _POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|such|this|these|those)\b|"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..text import sentences
-from .analysis import SCENE_BEFORE, scene_and_asks, scene_only, told_not_asked
+from .analysis import SCENE_BEFORE, common_acronym, scene_and_asks, scene_only, told_not_asked
 from .evidence import Evidence
 from .terms import (EXAMPLE_OPENERS, INSTANCE_OPENERS, STOP, Term, TermKind, Weights, call_spans, called_name,
                     example_words, extract_terms, in_code_string, in_example_literal, is_extension, is_file_name,
@@ -451,8 +451,9 @@ def own_made_name(term: Term, focus: Focus, weights: Weights) -> bool:
 
 def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
     """A name the question holds but does not ask about (`not_asked`), or the asker's own data (`own_data_name`) or
-    thing (`own_made_name`): no key name, no name the documents must hold, nothing a claim must cover."""
-    return not_asked(term, focus) or own_data_name(term, focus, weights) or own_made_name(term, focus, weights)
+    thing (`own_made_name`), or an acronym its scene uses as a common noun (`common_acronym`): no key name, no name the documents must hold, nothing a claim must cover."""
+    return not_asked(term, focus) or own_data_name(term, focus, weights) or own_made_name(term, focus, weights) \
+        or common_acronym(term, focus.whole_question)
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
@@ -509,7 +510,7 @@ def undocumented_names(focus: Focus, ev: Evidence) -> list[Term]:
         if _verb_slot(t, focus.question.text) \
                 or t.kind is TermKind.WORD and (_INFLECTED.search(word) or able_of_a_verb(word)) \
                 or derived(t, focus, raw) or api_entry(t, raw) or spelled_out(t, ev) or not_asked(t, focus) \
-                or filed_under(t, focus, ev):
+                or common_acronym(t, focus.whole_question) or filed_under(t, focus, ev):
             continue
         out.append(t)
     return out
