@@ -2624,9 +2624,9 @@ def test_a_name_only_the_scene_tells_is_no_name_the_documents_lack() -> None:
 
 
 def test_an_acronym_the_scene_uses_as_a_common_noun_is_no_name_the_documents_lack() -> None:
-    # "I'm writing an ETL job that builds a temporary staging table … What can I add to the statement …?", "The DBA just
-    # said …", "an old publisher VM": the ask points back into the scene, and "No retrieved passage mentions ETL" (or
-    # "mentions OLTP only in passing") had answered "not found"
+    # "I'm writing an ETL job that builds a temporary staging table … What can I add to the statement …?", "The DBA
+    # just said …", "an old publisher VM": the ask points back into the scene, and "No retrieved passage mentions
+    # ETL" (or "mentions OLTP only in passing") had answered "not found"
     from subagents.extractive.analysis import common_acronym
     from subagents.extractive.selection import focus_of
     from subagents.extractive.undocumented import missing_names, undocumented_names
@@ -2636,12 +2636,14 @@ def test_an_acronym_the_scene_uses_as_a_common_noun_is_no_name_the_documents_lac
         counts = {"widget": 40, "commit": 30, "zqtl": count}
         for told in ("Our ZQTL job builds a widget table in one session. What can I add to its statement to empty it?",
                      "The ZQTL said a widget table outlives a commit. What can I add to its statement to empty it?",
-                     "I run an old nightly ZQTL that builds a widget table. What can I add to its statement to empty it?"):
+                     "I run an old nightly ZQTL that builds a widget table. What can I add to its statement to empty "
+                     "it?"):
             ev = _searched(told, text, counts, {"widget": 2})
             focus = focus_of(told)
             assert common_acronym(next(t for t in focus.question.terms if t.text == "ZQTL"), told), told
             assert missing_names(focus, ev) == [] and undocumented_names(focus, ev) == [], (told, count)
-        for asked in ("We left ZQTL and our widget table outlives a commit. What can I add to its statement to empty it?",
+        for asked in ("We left ZQTL and our widget table outlives a commit. What can I add to its statement to empty "
+                      "it?",
                       "My Python ZQTL job builds a widget table. What can I add to its statement to empty it?",
                       "How do I make a ZQTL job empty the widget table at each commit?"):  # asked
             ev = _searched(asked, text, counts, {"widget": 2})
