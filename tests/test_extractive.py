@@ -3856,6 +3856,11 @@ def test_a_ratio_is_stated_by_a_sentence_giving_a_multiple_of_its_subject() -> N
     ("How many redirects will the redirect handler follow before it gives up?",
      "how many redirects the redirect handler follows"),
     ("How many retry attempts does install.packages() make by default?", "how many retry attempts install.packages() makes"),
+    # how many times it does a thing, asked after a colon as well ("I'd like to know: how many times does download.file
+    # retry on its own …?" had found no capacity)
+    ("Before wrapping it I'd like to know: how many times does the fetcher retry on its own?",
+     "how many times the fetcher retries"),
+    ("How many times is the hook called?", None),
 ])
 def test_how_many_things_something_keeps_is_a_capacity(question: str, asked: str | None) -> None:
     from subagents.extractive.unstated import capacities
@@ -3877,6 +3882,9 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
         assert not capacity.stated_by(said), said
     pooled, = capacities("How many idle connections does the pool keep by default?")
     assert not pooled.stated_by("get(key, default=0) returns the value for key.")  # "by default" names no setting
+    retried, = capacities("How many times does the fetcher retry after a failure?")
+    assert retried.stated_by("The fetcher retries up to 3 times, then raises.")
+    assert not retried.stated_by("The fetcher is 3 times faster than it was.")  # a ratio
 
 
 @pytest.mark.parametrize("question, asked", [

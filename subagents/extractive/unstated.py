@@ -364,7 +364,7 @@ def counts(question: str) -> list[Count]:
 _KEEPING = r"keep|hold|store|cache|retain|remember|buffer|queue|accept|show|display|print|" \
            r"follow|make|attempt|try|retry|perform"  # ("how many redirects will the handler follow")
 _CAPACITY_ASKED = re.compile(
-    r"(?:^|(?<=[.?!])\s+)\s*" + _HEDGED + r"how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
+    r"(?:^|(?<=[.?!:])\s+)\s*" + _HEDGED + r"how\s+many\s+(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+"
     r"(?:does|do|did|can|could|will|would|should|may|might)\s+(?P<subject>(?:[\w.()'’-]+\s+){1,5}?)"
     rf"(?P<verb>{_KEEPING})\b(?!\s+(?:{_KEEPING})\b)", re.I)  # ("does that cache hold": a noun, then the verb)
 CAPACITY_SPAN = 3  # a number this many words before the counted thing's word counts it ("128 most recent results")
@@ -390,14 +390,21 @@ class Capacity:
 
     @property
     def text(self) -> str:
-        return f"how many {self.noun} {self.subject} {self.verb}s"
+        verb = re.sub(r"(?<=[^aeiou])y$", "ie", self.verb)  # ("retry": "retries")
+        return f"how many {self.noun} {self.subject} {verb}s"
 
     def stated_by(self, sentence: str) -> bool:
         """A sentence with a number in digits a few words from the counted thing's word ("saves up to 128 results",
-        "connections (default 100)"; not another name's default, "count=0"), or one giving a number to a name the
-        question writes ("maxsize=128")."""
+        "connections (default 100)"; not another name's default, "count=0"; for "how many times", not a ratio, "3
+        times faster"), or one giving a number to a name the question writes ("maxsize=128")."""
+        if self.noun.lower() == "times":
+            sentence = _RATIO_SAID.sub(" ", sentence)
         return (_numbered(_counted(self.noun), sentence)
                 or any(re.search(_ASSIGNED.format(name=re.escape(n)), sentence) for n in self.named))
+
+
+_RATIO_SAID = re.compile(r"\btimes\s+(?:more|less|fewer|faster|slower|longer|shorter|larger|smaller|bigger|higher|"
+                         r"lower|as)\b", re.I)  # "3 times faster": a ratio, no count of times
 
 
 def _numbered(counted: str, sentence: str, after: int = 0, spelled: bool = False) -> bool:
@@ -431,7 +438,10 @@ def _counts_beside(counted: str, sentence: str, after: int = 0) -> bool:
 
 
 def _counted(noun: str) -> str:
-    """The word for what is counted: the last content word ("connections" of "idle connections"; "" of "of them")."""
+    """The word for what is counted: the last content word ("connections" of "idle connections"; "" of "of them"), or
+    "times" ("how many times does download.file retry": the times it does it, "retries up to 3 times")."""
+    if noun.lower() == "times":
+        return noun
     return next((w for w in reversed(re.findall(r"[A-Za-z]+", noun)) if w.lower() not in STOP), "")
 
 
