@@ -3743,6 +3743,19 @@ def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None
      ("gzip.open", "switches on threaded compression")),
     ("Is there a server setting that ends idle sessions?", None),
     ("Is there a switch for that?", None),
+    # a thing named as a module, command …, however common its name ("Which keyword argument of the json module makes the
+    # parser accept comments?" had found no option)
+    ("Which keyword argument of the widget module makes the parser accept comments?",
+     ("widget", "makes the parser accept comments")),
+    ("Which keyword argument of the widget makes the parser accept comments?", None),  # an everyday word
+    # a thing the asking sentence refers back to: the last call or dotted name told before
+    ("I found Sys.setFileTime, but it takes a path and a time. Which argument makes it change the access time only?",
+     ("Sys.setFileTime", "change the access time only")),
+    ("I call the setter, but it takes a path. Which argument makes it change the access time only?", None),
+    # what it should do said of what was told before: nothing to judge by ("… Which option of the build command lets
+    # me move it?" had been "not found" for want of "move" in the command's passages)
+    ("I want the build output under /tmp. Which option of the build command lets me move it?", None),
+    ("I found Sys.setFileTime. Which argument makes it do that?", None),
 ])
 def test_an_option_of_a_named_thing_is_asked_with_what_it_does(question: str, asked) -> None:
     from subagents.extractive.unstated import options

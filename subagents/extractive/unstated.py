@@ -1124,13 +1124,36 @@ class Option:
                    for p in own for u in units_of(p) for forms in [u.forms | text_forms(u.term_line)])
 
 
+# what the asker calls the owner right after its name ("of the json module makes …"): a thing named, however common
+# its name is as a word
+_OWNER_KIND = re.compile(r"\s+(?:module|package|library|function|method|class|command|tool|utility|program)\b", re.I)
+# an option asked of a thing the asking sentence refers back to ("I found Sys.setFileTime, but … Which argument makes it
+# change the access time only?")
+_OPTION_OF_IT = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?" + _OPTION_KIND + r"\s+(?:makes?|lets?|gets?)\s+"
+                           r"(?:it|that\s+(?:function|method|command|tool|call))\b(?P<does>[^?]*)\?", re.I)
+_CODE_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|(?<![\w.])[A-Za-z_]\w*\(\)")
+
+
 def options(question: str) -> list[Option]:
-    """The option of a named thing the question asks for, with what it should do."""
+    """The option of a named thing the question asks for, with what it should do; a thing the asking sentence
+    refers back to ("makes it …") is the last call or dotted name written before it."""
     for pattern in _OPTION_ASKED:
         m = pattern.search(question)
-        if m and (re.search(r"[._()]", m.group("owner")) or zipf(m.group("owner").strip("()")) < OWNER_ZIPF):
-            return [Option(m.group("owner"), such_as_told(m.group("does").strip(), question[:m.start()]))]
-    return []
+        if not m:
+            continue
+        owner, does = m.group("owner"), m.group("does")
+        kind = _OWNER_KIND.match(does) if does.startswith(" ") else None
+        if re.search(r"[._()]", owner) or zipf(owner.strip("()")) < OWNER_ZIPF or kind:
+            option = Option(owner, such_as_told(does[kind.end() if kind else 0:].strip(), question[:m.start()]))
+            return [] if _AIMS_BACK.search(option.aim) else [option]
+    m = _OPTION_OF_IT.search(question)
+    named = _CODE_NAME.findall(question[:m.start()]) if m else []
+    return [Option(named[-1], m.group("does").strip())] if named and not _AIMS_BACK.search(m.group("does")) else []
+
+
+# what an option should do said of what the story told before ("… lets me move it?", "… do that?"): its words are not
+# the purpose, nothing to judge by
+_AIMS_BACK = re.compile(r"\b(?:it|them|this|that|these|those)\W*$", re.I)
 
 
 _IRREGULAR_PARTICIPLES = "made|built|kept|held|sent|run|done|taken|written|given|shown|read|split|set|put|cut"
