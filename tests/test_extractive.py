@@ -3720,6 +3720,52 @@ def test_a_syntax_is_written_in_a_text_by_its_form_whatever_its_names() -> None:
     assert not form.search("subtype Pair[T] = tuple[T, T]")  # another word
 
 
+@pytest.mark.parametrize("question, claim", [
+    # "A colleague says recent Python can run with the GIL switched off …", "Newer R versions are said to ship a
+    # penguins data set …", "I've read there is now an experimental free-threaded CPython build" had been answered
+    ("A colleague says recent widgets can run with the lock switched off. How do I switch it off?",
+     "recent widgets can run with the lock switched off"),
+    ("Newer Zorb versions are said to ship a penguins data set. How do I load it?",
+     "Newer Zorb versions ship a penguins data set"),
+    ("I've read there is now an experimental lock-free widget build. Which flag builds it?",
+     "there is now an experimental lock-free widget build"),
+    ("I read that the widget library is great. How do I use it?", None),  # nothing told new
+    ("Zorb widgets are said to ship a penguins data set. How do I load it?", None),
+    ("I read that swapping it takes pointing a file at the new library. Is that so?", None),  # any new thing
+    ("Now I read the file with open(). Why is it slow?", None),  # reading, no hearsay of anything new
+])
+def test_something_new_the_asker_heard_of_is_a_claim_asked(question: str, claim: str | None) -> None:
+    from subagents.extractive.unstated import heard
+
+    assert [h.claim for h in heard(question)] == ([claim] if claim else [])
+
+
+def test_a_claim_heard_is_documented_by_a_sentence_holding_half_its_words_and_its_rarest() -> None:
+    from subagents.extractive.unstated import heard
+
+    claim, = heard("A colleague says recent widgets can run with the zorblock switched off. How do I do it?")
+    counts = {"widgets": 40, "run": 300, "zorblock": 2, "switched": 60}
+    stated = "Widgets run with the zorblock switched off when started with -Z."
+    assert claim.documented_in(_searched("zorblock", stated, counts, {"widget": 2}))
+    for said in ("Widgets run with the global lock switched off when started with -Z.",  # not its rarest word
+                 "The zorblock guards each door."):  # its rarest word alone
+        assert not claim.documented_in(_searched("zorblock", said, counts, {"widget": 2})), said
+    version, = heard("I read that widgets 3.13 now run faster. How?")  # a version and "now" say it is new: no words
+    assert [t.text for t in version.words(_searched("x", "x", counts, {}).weights)] == ["widgets", "run", "faster"]
+
+
+def test_something_new_heard_of_that_no_retrieved_sentence_states_is_not_found(docs: Path, tmp_path: Path) -> None:
+    (docs / "widgets.txt").write_text(
+        "Widgets\n\nWidgets run with the zorblock switched off when they are started with the -Z flag. A widget "
+        "started this way shares its frames with other widgets. Widgets ship a gallery of frames in the frames "
+        "folder.\n")
+    stated = "A colleague says recent widgets can run with the zorblock switched off. How do I start widgets that way?"
+    assert "-Z flag" in answer_to(stated, docs, tmp_path / "stated")
+    unstated = "A colleague says recent widgets can share a zorblock pool across hosts. How do I start widgets so?"
+    answer = answer_to(unstated, docs, tmp_path / "unstated")
+    assert "do not answer" in answer and "recent widgets can share a zorblock pool across hosts" in answer, answer
+
+
 def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None:
     from subagents.extractive.unstated import preferences
 

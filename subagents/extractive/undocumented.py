@@ -22,7 +22,7 @@ from .terms import (EXAMPLE_OPENERS, INSTANCE_OPENERS, STOP, Term, TermKind, Wei
                     example_words, extract_terms, in_code_string, in_example_literal, is_extension, is_file_name,
                     make_term, mentions, only_inside, placeholder, qualified_parts, standing, text_forms,
                     variant_values, written, zipf)
-from .unstated import Unsaid, unranked
+from .unstated import HEARSAY, Unsaid, unranked
 
 if TYPE_CHECKING:
     from .analysis import Question
@@ -410,18 +410,10 @@ def own_data_name(term: Term, focus: Focus, weights: Weights) -> bool:
     return scene_only(term, focus.whole_question) and not heard_of(term, focus.whole_question)
 
 
-# a sentence telling what the asker read or heard of the world ("I've read that pg_basebackup can now take incremental
-# backups that are later merged with pg_combinebackup.", "A colleague says …"): a claim the question rests on
-_HEARSAY = re.compile(r"\b(?:I(?:['’]ve|\s+have)?\s+(?:read|heard|seen|saw|learned|learnt)|"
-                      r"(?:someone|somebody|a\s+colleague|a\s+friend|a\s+coworker|people|they)\s+"
-                      r"(?:says?|said|told|tells|claims?|claimed)|(?:is|are)\s+said\s+to|reportedly|apparently|"
-                      r"supposedly)\b", re.I)
-
-
 def heard_of(term: Term, question: str) -> bool:
-    """A name the asker tells of as something they read or heard of (`_HEARSAY`): a thing of the world they ask
+    """A name the asker tells of as something they read or heard of (`unstated.HEARSAY`): a thing of the world they ask
     about, not their own column or function however it is spelled ("pg_combinebackup")."""
-    return any(_HEARSAY.search(s) and standing(term.text, s) for s in sentences(question))
+    return any(HEARSAY.search(s) and standing(term.text, s) for s in sentences(question))
 
 
 # the asker names a thing they made ("I … wrote a summary.survey method") or one of theirs by an instance of it ("a

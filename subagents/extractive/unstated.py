@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from .evidence import Evidence, UnitKind, units_of
-from .terms import STOP, Term, Weights, extract_terms, text_forms, zipf
+from .terms import STOP, Term, TermKind, Weights, extract_terms, text_forms, zipf
 
 if TYPE_CHECKING:
     from .selection import Focus
@@ -1236,6 +1236,69 @@ def _balanced(bare: str) -> str:
     return bare
 
 
+# a sentence telling what the asker read or heard of the world ("I've read that pg_basebackup can now take incremental
+# backups that are later merged with pg_combinebackup.", "A colleague says …"): a claim the question rests on
+HEARSAY = re.compile(r"\b(?:I(?:['’]ve|\s+have)?\s+(?:read|heard|seen|saw|learned|learnt)|"
+                     r"(?:someone|somebody|a\s+colleague|a\s+friend|a\s+coworker|people|they)\s+"
+                     r"(?:says?|said|told|tells|claims?|claimed)|(?:is|are)\s+said\s+to|reportedly|apparently|"
+                     r"supposedly)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Heard:
+    """The asker heard of something new ("A colleague says recent Python can run with the GIL switched off …", "I've
+    read there is now an experimental free-threaded CPython build", "Newer R versions are said to ship a penguins data
+    set"): a later release's, unless a retrieved sentence states the claim (`documented_in`)."""
+
+    claim: str  # "recent Python can run with the GIL switched off, controlled by an environment variable at startup"
+
+    @property
+    def text(self) -> str:
+        return f"that {self.claim}"
+
+    def words(self, weights: Weights) -> list[Term]:
+        """The claim's words that say what is new: not the words saying it is new, a version or the corpus's
+        subject."""
+        return [t for t in extract_terms(self.claim)
+                if not _NEWLY.fullmatch(t.text) and t.kind is not TermKind.NUMBER and not weights.domain(t)]
+
+    def documented_in(self, ev: Evidence) -> bool:
+        """A retrieved sentence holds half the claim's words, two at least, its rarest in the corpus among them; True
+        when the claim has fewer than two words: nothing to judge by."""
+        words = self.words(ev.weights)
+        if len(words) < 2:
+            return True
+        need = max(2, -(-len(words) // 2))
+        rarest = max(words, key=ev.weights.idf)
+        return any(rarest.forms & forms and sum(bool(t.forms & forms) for t in words) >= need
+                   for p in ev.passages.values() for u in units_of(p) for forms in [u.forms | text_forms(u.term_line)])
+
+
+_LATELY = re.compile(r"\b(?:now|newer|newest|recent|recently|latest|nowadays)\b", re.I)  # (not "new": any new thing)
+# what follows the telling: "that …", or the clause itself ("I've read there is now …"); "X are said to Y" is "X Y"
+_TOLD = re.compile(r"^\W*(?:that\s+)?(?P<claim>.+?)[.?!]*$", re.S)
+_SAID_TO = re.compile(r"^(?P<subject>.*?)\s+(?:is|are)\s+said\s+to\s+(?P<rest>.+?)[.?!]*$", re.I | re.S)
+
+
+def heard(question: str) -> list[Heard]:
+    """What the asker heard is new, each from a sentence that tells it as heard (`HEARSAY`) and calls it new
+    (`_LATELY`: "now", "newer", "recent" …; not "new", which may be any new thing: "pointing a file at the new
+    library")."""
+    out = []
+    for sentence in re.split(r"(?<=[.?!])\s+", question.strip()):
+        told = HEARSAY.search(sentence)
+        if not told or not _LATELY.search(sentence):
+            continue
+        said = _SAID_TO.match(sentence)
+        if said:
+            out.append(Heard(f"{said.group('subject').strip()} {said.group('rest').strip()}"))
+            continue
+        m = _TOLD.match(sentence[told.end():])
+        if m and _LATELY.search(m.group("claim")):
+            out.append(Heard(m.group("claim").strip()))
+    return out
+
+
 # what a question asks that only a sentence stating it answers
 Unstated = (Ranking | Figure | Person | Release | Adopters | Count | Capacity | Price | Share | Life | Ratio | Amount | Limit
             | Quantity | Preference | View)
@@ -1243,17 +1306,19 @@ Unstated = (Ranking | Figure | Person | Release | Adopters | Count | Capacity | 
 
 # what the documents are found not to say: a thing stated nowhere, an option its owner's passages do not speak of, new
 # code no retrieved text writes
-Unsaid = Unstated | Option | Syntax
+Unsaid = Unstated | Option | Syntax | Heard
 
 
 def unranked(focus: Focus, ev: Evidence) -> list[Unsaid]:
     """Rankings and figures of a market the question asks for that no retrieved sentence states: documentation
     describes what each thing does; which product is the best, the cheapest or the most popular, or how many
     users or stars it has, it does not say (the sentence calling GIN "the preferred text search index type"
-    does). So an option of a named thing that its own passages do not speak of (`Option`), and code the asker calls new
-    whose form no retrieved text writes (`Syntax`)."""
+    does). So an option of a named thing that its own passages do not speak of (`Option`), code the asker calls new
+    whose form no retrieved text writes (`Syntax`), and something new the asker heard of that no retrieved sentence
+    states (`Heard`)."""
     return [*_unstated(focus, ev), *(o for o in options(focus.question.text) if not o.documented_in(ev)),
-            *(c for c in syntaxes(focus.question.text) if not c.documented_in(ev))]
+            *(c for c in syntaxes(focus.question.text) if not c.documented_in(ev)),
+            *(h for h in heard(focus.question.text) if not h.documented_in(ev))]
 
 
 def _unstated(focus: Focus, ev: Evidence) -> list[Unstated]:
