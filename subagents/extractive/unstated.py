@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from .evidence import Evidence, UnitKind, units_of
+from .evidence import Evidence, Passage, UnitKind, units_of
 from .terms import STOP, Term, TermKind, Weights, extract_terms, text_forms, zipf
 
 if TYPE_CHECKING:
@@ -1118,10 +1118,16 @@ class Option:
         own = [p for p in ev.passages.values() if text_forms(p.context) & owner]
         if not purpose or not own:
             return True
-        need = min(len(purpose), max(2, -(-len(purpose) // 2)))
-        rarest = max(purpose, key=ev.weights.idf)  # what sets this option apart ("multithreaded" of "… gzip compression")
-        return any(rarest.forms & forms and sum(bool(t.forms & forms) for t in purpose) >= need
-                   for p in own for u in units_of(p) for forms in [u.forms | text_forms(u.term_line)])
+        return _holds_most(purpose, own, ev.weights)
+
+
+def _holds_most(words: list[Term], passages: list[Passage], weights: Weights) -> bool:
+    """A sentence of the passages (with the term it describes, "--data-checksums") holds half the words, two at
+    least, the rarest in the corpus among them (what sets the thing apart: "multithreaded" of "… gzip compression")."""
+    need = min(len(words), max(2, -(-len(words) // 2)))
+    rarest = max(words, key=weights.idf)
+    return any(rarest.forms & forms and sum(bool(t.forms & forms) for t in words) >= need
+               for p in passages for u in units_of(p) for forms in [u.forms | text_forms(u.term_line)])
 
 
 # what the asker calls the owner right after its name ("of the json module makes …"): a thing named, however common
@@ -1266,12 +1272,7 @@ class Heard:
         """A retrieved sentence holds half the claim's words, two at least, its rarest in the corpus among them; True
         when the claim has fewer than two words: nothing to judge by."""
         words = self.words(ev.weights)
-        if len(words) < 2:
-            return True
-        need = max(2, -(-len(words) // 2))
-        rarest = max(words, key=ev.weights.idf)
-        return any(rarest.forms & forms and sum(bool(t.forms & forms) for t in words) >= need
-                   for p in ev.passages.values() for u in units_of(p) for forms in [u.forms | text_forms(u.term_line)])
+        return len(words) < 2 or _holds_most(words, list(ev.passages.values()), ev.weights)
 
 
 _LATELY = re.compile(r"\b(?:now|newer|newest|recent|recently|latest|nowadays)\b", re.I)  # (not "new": any new thing)
