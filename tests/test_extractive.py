@@ -2650,6 +2650,15 @@ def test_an_acronym_the_scene_uses_as_a_common_noun_is_no_name_the_documents_lac
             focus = focus_of(asked)
             found = missing_names(focus, ev) + undocumented_names(focus, ev)
             assert "ZQTL" in [t.text.upper() for t in found], (asked, count)
+    # one a title or heading names is the documents' own ("a publication with a WHERE (region = 'EU') filter"): setting
+    # it aside had left EU alone among the names asked, "mentioned only in passing"
+    from subagents.extractive.undocumented import set_aside
+    told = "The ZQTL said a widget table outlives a commit. What can I add to its statement to empty it?"
+    focus = focus_of(told)
+    zqtl = next(t for t in focus.question.terms if t.text == "ZQTL")
+    for titles, aside in (({"widget": 2}, True), ({"widget": 2, "zqtl": 3}, False)):
+        ev = _searched(told, text, {"widget": 40, "commit": 30, "zqtl": 5}, titles)
+        assert set_aside(zqtl, focus, ev.weights) is aside, titles
 
 
 def test_a_symbol_string_in_the_askers_code_is_their_data() -> None:

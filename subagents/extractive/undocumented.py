@@ -443,10 +443,11 @@ def own_made_name(term: Term, focus: Focus, weights: Weights) -> bool:
 
 def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
     """A name the question holds but does not ask about (`not_asked`), or the asker's own data (`own_data_name`) or
-    thing (`own_made_name`), or an acronym its scene uses as a common noun (`common_acronym`): no key name, no name
-    the documents must hold, nothing a claim must cover."""
+    thing (`own_made_name`), or an acronym its scene uses as a common noun that no title or heading names
+    (`common_acronym`; "a WHERE (…) filter" is the documents' own): no key name, no name the documents must hold,
+    nothing a claim must cover."""
     return not_asked(term, focus) or own_data_name(term, focus, weights) or own_made_name(term, focus, weights) \
-        or common_acronym(term, focus.whole_question)
+        or common_acronym(term, focus.whole_question) and not weights.titled.get(term.key)
 
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
