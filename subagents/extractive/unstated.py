@@ -446,8 +446,8 @@ def _counted(noun: str) -> str:
 
 
 def capacities(question: str) -> list[Capacity]:
-    """The capacities a question asks, each at the opening of one of its sentences, of a thing it names ("How many
-    of them does the pool keep?" says not what is counted)."""
+    """The capacities a question asks, each at the opening of one of its sentences or after a colon, of a thing it
+    names ("How many of them does the pool keep?" says not what is counted)."""
     named = tuple(dict.fromkeys(w for w in re.findall(r"[A-Za-z_][\w.]*\w", question)
                                 if w.lower() not in STOP and w.lower() not in _ASKING))
     return [Capacity(" ".join(m.group("noun").split()), " ".join(m.group("subject").split()), m.group("verb").lower(),
