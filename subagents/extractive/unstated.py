@@ -1137,12 +1137,16 @@ _OWNER_KIND = re.compile(r"\s+(?:module|package|library|function|method|class|co
 # change the access time only?")
 _OPTION_OF_IT = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?" + _OPTION_KIND + r"\s+(?:makes?|lets?|gets?)\s+"
                            r"(?:it|that\s+(?:function|method|command|tool|call))\b(?P<does>[^?]*)\?", re.I)
-_CODE_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|(?<![\w.])[A-Za-z_]\w*\(\)")
 
 
 def options(question: str) -> list[Option]:
     """The option of a named thing the question asks for, with what it should do; a thing the asking sentence
     refers back to ("makes it …") is the last call or dotted name written before it."""
+    option = _option_named(question) or _option_of_it(question)
+    return [option] if option and not _AIMS_BACK.search(option.aim) else []
+
+
+def _option_named(question: str) -> Option | None:
     for pattern in _OPTION_ASKED:
         m = pattern.search(question)
         if not m:
@@ -1150,11 +1154,16 @@ def options(question: str) -> list[Option]:
         owner, does = m.group("owner"), m.group("does")
         kind = _OWNER_KIND.match(does) if does.startswith(" ") else None
         if re.search(r"[._()]", owner) or zipf(owner.strip("()")) < OWNER_ZIPF or kind:
-            option = Option(owner, such_as_told(does[kind.end() if kind else 0:].strip(), question[:m.start()]))
-            return [] if _AIMS_BACK.search(option.aim) else [option]
+            return Option(owner, such_as_told(does[kind.end() if kind else 0:].strip(), question[:m.start()]))
+    return None
+
+
+def _option_of_it(question: str) -> Option | None:
+    """An option of the last dotted name or call written before the asking sentence refers back to it."""
     m = _OPTION_OF_IT.search(question)
-    named = _CODE_NAME.findall(question[:m.start()]) if m else []
-    return [Option(named[-1], m.group("does").strip())] if named and not _AIMS_BACK.search(m.group("does")) else []
+    named = [t.text for t in extract_terms(question[:m.start()]) if t.kind is TermKind.IDENT
+             and re.search(r"[.(]", t.text)] if m else []
+    return Option(named[-1], m.group("does").strip()) if named else None
 
 
 # what an option should do said of what the story told before ("… lets me move it?", "… do that?"): its words are not
@@ -1266,7 +1275,8 @@ class Heard:
         """The claim's words that say what is new: not the words saying it is new, a version or the corpus's
         subject."""
         return [t for t in extract_terms(self.claim)
-                if not _NEWLY.fullmatch(t.text) and t.kind is not TermKind.NUMBER and not weights.domain(t)]
+                if not (_NEWLY.fullmatch(t.text) or _LATELY.fullmatch(t.text)) and t.kind is not TermKind.NUMBER
+                and not weights.domain(t)]
 
     def documented_in(self, ev: Evidence) -> bool:
         """A retrieved sentence holds half the claim's words, two at least, its rarest in the corpus among them; True
