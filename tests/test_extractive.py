@@ -3807,6 +3807,8 @@ def test_a_preference_is_stated_by_a_sentence_ranking_the_named_things() -> None
     ("I found Sys.setFileTime, but it takes a path and a time. Which argument makes it change the access time only?",
      ("Sys.setFileTime", "change the access time only")),
     ("I call the setter, but it takes a path. Which argument makes it change the access time only?", None),
+    ("I run Sys.setFileTime on my_backup_dir. Which argument makes it change the access time only?",  # (their data)
+     ("Sys.setFileTime", "change the access time only")),
     # what it should do said of what was told before: nothing to judge by ("… Which option of the build command lets
     # me move it?" had been "not found" for want of "move" in the command's passages)
     ("I want the build output under /tmp. Which option of the build command lets me move it?", None),
