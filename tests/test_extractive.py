@@ -202,6 +202,10 @@ def test_a_format_written_in_its_placeholders_is_no_name(docs: Path, tmp_path: P
     assert {t.text: t.kind for t in extract_terms("Format it as YYYY-MM-DD HH24:MI")} == {
         "Format": TermKind.WORD, "YYYY-MM-DD": TermKind.WORD, "HH24": TermKind.WORD, "MI": TermKind.WORD}
     assert [t.kind for t in extract_terms("Is UTF-8 the default on TPC-C?")] == [TermKind.NAME, TermKind.WORD, TermKind.NAME]
+    # a pattern of %-directives: its pieces are no names ("postgresql-%a.log" had asked for a name "a.log")
+    assert {t.text: t.kind for t in extract_terms("I named the logs zorbserver-%a.log by weekday")} == {
+        "named": TermKind.WORD, "logs": TermKind.WORD, "zorbserver": TermKind.WORD, "a.log": TermKind.WORD,
+        "weekday": TermKind.WORD}
 
 
 def test_a_messages_severity_label_is_no_name(docs: Path, tmp_path: Path) -> None:
@@ -1839,6 +1843,20 @@ def test_code_whose_lines_a_pdf_ran_together_is_code_not_a_sentence() -> None:
                      "The assignme": UnitKind.SENTENCE, "Nested gadge": UnitKind.SENTENCE}, kinds
 
 
+def test_a_session_a_prompt_opens_is_code_output_and_all() -> None:
+    # a console session's output ("Thread-3 (process_request) app1 …") had been read as a sentence counting threads
+    from subagents.extractive.evidence import Passage, UnitKind, units_of
+
+    text = ("The log files show each thread.\n\n"
+            "~/zorb-webapp$ python main.py\napp1 processed 51 requests\napp2 processed 49 requests\n\n"
+            "$ zorb --version\nzorb 1.2\n\n"
+            "~/zorb-webapp$ head -3 app1.log Thread-3 (process_request) app1 jim 192.168.3.21 POST started\n\n"
+            "~ is the home directory.\nIt expands to the user's folder.")
+    kinds = {u.text[:12]: u.kind for u in units_of(Passage("S1", "Logs", "Logs", text, True))}
+    assert kinds == {"The log file": UnitKind.SENTENCE, "~/zorb-webap": UnitKind.CODE, "$ zorb --ver": UnitKind.CODE,
+                     "~ is the hom": UnitKind.SENTENCE, "It expands t": UnitKind.SENTENCE}, kinds
+
+
 def test_an_example_a_pdf_ran_together_is_shown_as_code(docs: Path, tmp_path: Path) -> None:
     # the how-to sentence's example, one long line in a PDF's text: the writer took it for prose (a bullet that ends in
     # no stop, so "cut"); the subagent had it as code
@@ -2052,6 +2070,9 @@ def test_the_words_around_the_compared_things_are_asked_about_too(docs: Path, tm
     from subagents.extractive.analysis import comparison_entities
 
     assert comparison_entities("What is the difference between loc and iloc on a pandas DataFrame?") == ["loc", "iloc"]
+    assert comparison_entities("My loop is slow. Is zorb.load faster than zorb.read for this?") == ["zorb.load", "zorb.read"]
+    # a scene telling how something looks compares nothing asked ("looks" and "on" had been compared)
+    assert comparison_entities("I built it, but png() output looks worse than on my laptop. What release do I need?") == []
     _notes(docs, 1000)
     report = run("What is the difference between gadgets and widgets on a gizmoflux board?", docs, tmp_path).report
     assert "do not answer this question" in section(report, "Answer"), report
@@ -3378,6 +3399,9 @@ def test_a_name_qualifying_the_askers_own_thing_is_their_scene(question: str, se
     ("My settings live in ~/zorbconf/settings.py. How do I run it and get its variables?", "zorbconf", True),
     ("The code under test in zorbapp/service.py still calls the real client. What should I patch?", "service.py", True),
     ("What function strips the extension from a file name like report.csv.gz?", "report.csv.gz", True),
+    # the name of a thing of the asker's, set beside it
+    ("My C code calls a helper module, zorbhelpers.py, which sits on sys.path. Why is it empty?", "zorbhelpers.py", True),
+    ("Our service reads zorb.toml at start. What does zorb.toml configure?", "zorb.toml", False),
     ("What does zorb.cfg configure?", "zorb.cfg", False),  # a file asked about: a name the documents must hold
     ("Our client speaks Zorb/IP to the server. How do I read its replies?", "Zorb", False),  # names joined, no path
     ("We ship a Zorb/Native build. How do I read its replies?", "Native", False),
@@ -3533,6 +3557,11 @@ def test_a_qualified_r_name_is_mentioned_in_the_section_that_names_its_package()
     ("What share of professional developers report using Gadgets daily?", "what share of professional developers"),
     ("Roughly what percentage of professional developers worldwide use Gadgets?", "what share of professional developers"),
     ("Which university did Guido van Rossum graduate from?", "when or where Guido van Rossum graduate"),
+    ("In what year did Guido van Rossum retire from Dropbox?", "when or where Guido van Rossum retire"),
+    # a population of downloads, whatever verb follows it; a place ends what the share is of
+    ("According to the docs, what share of package downloads currently comes from 3.7 or older?",
+     "what share of package downloads"),
+    ("What percentage of rows from customers are deleted each day?", None),
     ("Who is Guido van Rossum?", None),  # what he made, which manuals say
     ("Which company does Guido van Rossum work for these days?", "whom Guido van Rossum works for"),
     ("Who employs Tom Lane?", "whom Tom Lane works for"),
@@ -3981,6 +4010,15 @@ def test_a_capacity_is_stated_by_a_number_counting_the_thing_or_a_named_setting(
     # been answered from the sentence saying field_size_limit() returns it)
     ("What's the default maximum field size the widget reader allows?", ("the maximum field size", "")),
     ("What is the smallest stack size I'm allowed to request?", ("the smallest stack size", "")),
+    # its owner said before it ("the csv module's default maximum field size" had been answered from the sentence
+    # saying a function returns it)
+    ("What is the widget module's default maximum field size before I raise it?", ("the maximum field size", "")),
+    ("What is Zorb's maximum number of columns in a table?", ("the maximum number of columns", "table")),
+    # a bound named a limit on what is counted (a handler thread's name, "Thread-2", had counted threads)
+    ("What is the default upper limit on concurrent handler threads, and which parameter lowers it?",
+     ("the maximum number of concurrent handler threads", "")),
+    ("What is the lower bound for the number of buckets?", ("the minimum number of buckets", "")),
+    ("Is there an upper limit on recursion?", None),
 ])
 def test_a_bound_or_an_exact_figure_asked_by_name_is_a_limit(question: str, asked: tuple | None) -> None:
     from subagents.extractive.unstated import limits
@@ -4013,6 +4051,11 @@ def test_a_limit_is_stated_by_a_number_of_what_is_counted_of_what_has_the_bound(
     assert not field.stated_by("Returns the current maximum field size allowed by the widget reader.")  # no number
     stack, = limits("What is the smallest stack size I'm allowed to request?")
     assert stack.stated_by("32 KiB is currently the minimum supported stack size value.")  # the number before its noun
+    threads, = limits("What is the default upper limit on concurrent handler threads?")
+    assert threads.stated_by("The server starts at most 40 handler threads at once.")
+    for said in ("Server loop running in thread: Thread-1 Received: Thread-2: Hello World 1",  # names, no count
+                 "Each request is handled in a new thread."):
+        assert not threads.stated_by(said), said
 
 
 def test_a_capacity_no_passage_states_is_not_found(docs: Path, tmp_path: Path) -> None:

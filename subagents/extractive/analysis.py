@@ -90,8 +90,10 @@ _COMPARE = [
     re.compile(r"\b(?P<a>[\w.()+#-]+)['’]s\s+(?:[\w-]+\s+){0,3}?(?:compared\s+(?:with|to)|versus|vs\.?)\s+(?:an?\s+)?"
                r"(?P<b>[\w.() ]+?)(?:['’]s\b.*)?\??$", re.I),
     re.compile(r"\b(?P<a>[\w.()]+)\s+(?:compared\s+(?:with|to))\s+(?:an?\s+)?(?P<b>[\w.() ]+?)\??$", re.I),
-    re.compile(r"\b(?P<a>[\w.()]+)\s+(?:faster|slower|better|worse|safer)\s+than\s+(?P<b>[\w.()]+)", re.I),
 ]
+# "is X faster than Y": compared where it is asked; a story's scene that tells "png() output looks worse than on my
+# laptop" compares nothing the asker asks about
+_BETTER_THAN = re.compile(r"\b(?P<a>[\w.()]+)\s+(?:faster|slower|better|worse|safer)\s+than\s+(?P<b>[\w.()]+)", re.I)
 # a question ends ("…? How …") or a new one opens with "and" ("…, and how …") in a sentence that asks: it runs on to a
 # "?" (or the end) with no sentence ending before it ("We store blobs, and when rows are deleted they stay behind." tells)
 _PART_SPLIT = re.compile(r"\?\s+(?=[A-Z])|,?\s+and\s+(?=(?i:how|what|why|which|can|could|does|do|is|are|where|when)\b)"
@@ -140,8 +142,8 @@ def _parallel(a: str, b: str, after: str) -> str:
 
 
 def comparison_entities(q: str) -> list[str]:
-    for pat in _COMPARE:
-        m = pat.search(q)
+    for pat, text in [(pat, q) for pat in _COMPARE] + [(_BETTER_THAN, the_ask(q) or q)]:
+        m = pat.search(text)
         if not m:
             continue
         groups = m.groupdict()
@@ -149,7 +151,7 @@ def comparison_entities(q: str) -> list[str]:
             items = [_entity(x) for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+", groups["list"])]
         else:
             a, b = _shared_frame(groups["a"], groups["b"])
-            items = [_entity(a), _entity(_parallel(a, b, q[m.end("b"):]))]
+            items = [_entity(a), _entity(_parallel(a, b, text[m.end("b"):]))]
         # "use the random module to generate passwords or session tokens": "or" joins what the purpose clause
         # names, no alternatives to compare
         items = [i for i in items if i and len(i.split()) <= 5 and not _PURPOSE_CLAUSE.search(i)]

@@ -222,10 +222,17 @@ def split_sentences(block: str) -> list[str]:
     return out
 
 
+# a shell's or an interpreter's prompt opening a line ("$ ", "~/webapp$ ", "user@host:~$ ", ">>> ")
+_PROMPT = re.compile(r"^\s*(?:>>>|(?:[\w.-]+@[\w.-]+:)?[~/][\w./~-]*[$#]|\$)\s")
+
+
 def is_code_block(block: str) -> bool:
+    """Lines of code (half of them read as code), or a session a prompt opens, whatever output it shows."""
     lines = [ln for ln in block.splitlines() if ln.strip()]
     if len(lines) < 2:
         return False
+    if _PROMPT.match(lines[0]):
+        return True
     codeish = sum(1 for ln in lines if _CODEISH.match(ln) or ln.startswith((" ", "\t")) or ln.rstrip().endswith((":", ";", ")")))
     return codeish >= 0.5 * len(lines) and " | " not in block
 
@@ -296,8 +303,8 @@ def _split_units(passage: Passage) -> list[Unit]:
             if is_signature(line):
                 units.append(Unit(line, UnitKind.SIGNATURE, passage, len(units)))
                 continue
-            if is_example(line) or runs_code_together(line):
-                units.append(Unit(line, UnitKind.CODE, passage, len(units)))
+            if is_example(line) or runs_code_together(line) or _PROMPT.match(line):  # (a session a snippet ran
+                units.append(Unit(line, UnitKind.CODE, passage, len(units)))  # into one line, output and all)
                 continue
             if len(lines) == 1 and units and units[-1].kind is UnitKind.SENTENCE and units[-1].text.endswith(":") \
                     and is_one_line_code(line):

@@ -467,11 +467,16 @@ _TEMPLATE = re.compile(r"(?<![\w-])[A-Za-z]{1,4}\d{0,2}(?:[-:/.][A-Za-z]{1,4}\d{
 _PLACEHOLDER = re.compile(r"([A-Za-z])\1+\d{0,2}")  # YYYY, DD, HH24, ss
 
 
+_DIRECTIVES = re.compile(r"(?<![^\s'\"`(])[^\s'\"`(),;]*%[A-Za-z][^\s'\"`(),;]*")  # "postgresql-%a.log", "%Y-%m-%d"
+
+
 def format_templates(text: str) -> list[tuple[int, int]]:
     """Where the text writes a date or time format in its placeholders ("YYYY-MM-DD", "HH24:MI", "hh:mm"):
-    letters joined by separators, one part at least a repeated letter."""
+    letters joined by separators, one part at least a repeated letter; or a pattern of %-directives ("log files
+    named postgresql-%a.log"), whose pieces ("a.log") are no names."""
     return [m.span() for m in _TEMPLATE.finditer(text)
-            if any(_PLACEHOLDER.fullmatch(p) for p in re.split(r"[-:/.]", m.group()))]
+            if any(_PLACEHOLDER.fullmatch(p) for p in re.split(r"[-:/.]", m.group()))] \
+        + [m.span() for m in _DIRECTIVES.finditer(text)]
 
 
 _LABEL = re.compile(r":\s+[a-z][\w'-]*(?:\s+[\w'\"-]+){2,}")  # after an all-capitals word: a message's label

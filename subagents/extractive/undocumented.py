@@ -450,15 +450,17 @@ def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
         or common_acronym(term, focus.whole_question) and not weights.titled.get(term.key)
 
 
-# a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json")
-_INSTANCE = re.compile(rf"\b{_AN_INSTANCE}", re.I)
+# a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json") or as
+# the name of a thing of the asker's, set beside it ("a helper module, helpers.py, which sits on sys.path")
+_INSTANCE = re.compile(rf"\b{_AN_INSTANCE}|\b(?:a|an|my|our)\s+{_DESCRIBING}[a-z][\w-]*,\s+[\"'`]?$", re.I)
 _SLASHED = re.compile(r"[^\s'\"`(),;]*/[^\s'\"`(),;]*")
 
 
 def own_file(term: Term, question: str) -> bool:
     """A file or folder of the asker's: a name in a path they give ("myapp/service.py", "~/myconf/settings.py"),
-    or a file name given as an instance ("a file name like report.csv.gz"); what they ask about is what is done
-    with it, which the documents name otherwise. Names joined by a slash ("TCP/IP", "Kotlin/Native") are no path."""
+    or a file name given as an instance ("a file name like report.csv.gz", "a helper module, helpers.py,"); what
+    they ask about is what is done with it, which the documents name otherwise. Names joined by a slash ("TCP/IP",
+    "Kotlin/Native") are no path."""
     name = term.text.strip("`")
     if any(name in parts for parts in _paths(question)):
         return True

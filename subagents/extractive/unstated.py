@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import takewhile
 from typing import TYPE_CHECKING
 
 from .evidence import Evidence, Passage, UnitKind, units_of
@@ -410,11 +411,12 @@ _RATIO_SAID = re.compile(r"\btimes\s+(?:more|less|fewer|faster|slower|longer|sho
 def _numbered(counted: str, sentence: str, after: int = 0, spelled: bool = False) -> bool:
     """A number in digits a few words before the counted thing's word ("saves up to 128 results"; not "0 after each
     event"), a default or a bound said after it ("connections (default 100)"), or a number within `after` words after
-    it, no linking word between ("columns per table 1600"); `spelled`: a number in words too ("two thousand")."""
+    it, no linking word between ("columns per table 1600"); `spelled`: a number in words too ("two thousand"). A
+    number joined to a word is a name ("Thread-2: Hello World 1" counts no threads)."""
     head = text_forms(counted)
-    words = re.findall(r"[\w.=]+|[,;:]", sentence)
+    words = re.findall(r"[\w.=]+(?:-\d[\w.]*)*|[,;:]", sentence)  # ("Thread-2", "UTF-8": a name, no count)
     for i, w in enumerate(words):
-        if not text_forms(w) & head:
+        if "-" in w or not text_forms(w) & head:
             continue
         # (a number before, in a clause of its own, is of something else: "Since 2016, … packages"; one after may
         # follow a comma: "limited to characters, 64 in all")
@@ -501,8 +503,7 @@ def prices(question: str) -> list[Price]:
 
 # a share of a population ("what percentage of Python developers had moved to 3.11"): a survey's figure
 _SHARE_ASKED = re.compile(r"\b(?:what|which)\s+(?:percentage|percent|proportion|share|fraction)\s+of\s+"
-                          r"(?P<subject>(?:[\w.+#-]+\s+){0,3}?[\w.+#-]+?)(?=\s+(?:use|used|uses|using|had|have|has|are|"
-                          r"were|is|was|moved|switched|run|runs|prefer|still|in|on|at|that|who)\b|\s*[?,;]|$)", re.I)
+                          r"(?P<subject>[\w.+#-]+(?:\s+[\w.+#-]+){0,3})", re.I)  # (`shares` ends it at its population)
 _PERCENT = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent\b", re.I)
 
 
@@ -524,7 +525,10 @@ class Share:
 _POPULATION = re.compile(r"(?:developers|users|programmers|engineers|people|companies|organi[sz]ations|businesses|"
                          r"enterprises|teams|respondents|projects|websites|sites|students|scientists|analysts|"
                          r"installations|installs|deployments|servers|machines|customers|contributors|maintainers|"
-                         r"packages|vendors)", re.I)
+                         r"packages|vendors|downloads)", re.I)
+
+
+_SHARE_ENDS = frozenset("in on at that who which whose where from for with by".split())
 
 
 def shares(question: str) -> list[Share]:
@@ -532,7 +536,9 @@ def shares(question: str) -> list[Share]:
     table" is a setting's, which manuals give)."""
     m = _SHARE_ASKED.search(question)
     words = m.group("subject").split() if m else []
-    # the population's word ends it, whatever follows ("professional developers worldwide", "developers report")
+    # a place or a clause ends it ("of the rows in the users table", "of the people who …") …
+    words = list(takewhile(lambda w: w.lower() not in _SHARE_ENDS, words))
+    # … and the population's word, whatever follows ("professional developers worldwide", "downloads currently comes")
     at = next((i for i, w in enumerate(words) if _POPULATION.fullmatch(w)), None)
     return [] if at is None else [Share(" ".join(words[:at + 1]))]
 
@@ -733,10 +739,11 @@ def amounts(question: str) -> list[Amount]:
 # a bound or an exact figure asked by name: "What is the maximum number of characters a package name may have?",
 # "what exact value in meters does earth() return?" (not "what value does it have", which a manual says in words)
 _BOUNDS = r"maximum|minimum|max|min|largest|smallest|highest|lowest|greatest|exact"
+_THE_OWNERS = r"(?:the\s+(?:(?:[\w.-]+\s+){0,2}?[\w.-]+['’]s\s+)?|(?:[\w.-]+\s+){0,2}?[\w.-]+['’]s\s+)"  # "the csv module's"
 _IS_THERE = r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+"  # asking whether there is one ("Is there a maximum …")
 _LIMIT_ASKED = (
-    re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+|(?P<there>" + _IS_THERE + r"))"
-               r"(?P<bound>" + _BOUNDS + r")\s+"
+    re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+" + _THE_OWNERS + r"|(?P<there>"
+               + _IS_THERE + r"))(?P<bound>" + _BOUNDS + r")\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)"
                r"(?:\s*,\s*[^,?.;]{1,40},)?\s+of\s+"  # ("the maximum length, in bytes, of a …")
                r"(?P<noun>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
@@ -749,10 +756,15 @@ _LIMIT_ASKED = (
                r"amount|size|count|limit)(?:\s+in\s+(?P<noun>[\w-]+))?\s+"
                r"(?P<subject>(?:does|do|did|is|are|will|would)\s+(?:[^?.;,]|\.(?=\S))+)", re.I),
     # the size or length of a thing named before it ("What's the default maximum field size the csv reader allows?")
-    re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+the\s+(?P<before>(?:default|built-in|hard|"
-               r"documented|current|actual)\s+)?(?P<bound>maximum|minimum|max|min|largest|smallest)\s+"
+    re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+" + _THE_OWNERS + r"(?P<before>(?:default|"
+               r"built-in|hard|documented|current|actual)\s+)?(?P<bound>maximum|minimum|max|min|largest|smallest)\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<noun>(?:[\w-]+\s+)??(?!number\b)[\w-]+)\s+"
                r"(?P<measure>length|size)\b(?!\s+of\b)", re.I),
+    # a bound named a limit ("What is the default upper limit on concurrent handler threads?"): on what is counted
+    re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+" + _THE_OWNERS + r"(?:(?:default|built-in|"
+               r"hard|documented|current|actual)\s+)?(?P<bound>upper|lower)\s+(?P<measure>limit|bound)\s+(?:on|of|for)\s+"
+               r"(?:the\s+(?:number|count)\s+of\s+)?(?P<noun>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|"
+               r"each|per|in|on|for|I|we|you|it|my|our|your|can|could|may|might|will|is|are|and|or)\b|\s*[?,;.]|$)", re.I),
 )
 
 
@@ -824,6 +836,9 @@ def _holder(rest: str) -> str:
     return phrase[-1] if phrase and phrase[-1].lower() not in STOP else ""
 
 
+_LIMIT_BOUND = {"upper": "maximum", "lower": "minimum"}
+
+
 def limits(question: str) -> list[Limit]:
     """The bounds and exact figures a question asks by name, each at the opening of one of its clauses."""
     out = []
@@ -831,7 +846,10 @@ def limits(question: str) -> list[Limit]:
         for m in pattern.finditer(question):
             found = m.groupdict()
             subject = " ".join((found.get("subject") or "").split())
-            out.append(Limit(m.group("bound").lower(), m.group("measure").lower(), " ".join((found["noun"] or "").split()),
+            bound, measure = m.group("bound").lower(), m.group("measure").lower()
+            if measure in ("limit", "bound"):  # "the upper limit on threads": the maximum number of them
+                bound, measure = _LIMIT_BOUND.get(bound, bound), "number"
+            out.append(Limit(bound, measure, " ".join((found["noun"] or "").split()),
                              subject, "" if subject or "before" in found else _holder(question[m.end():]),
                              bool(found.get("there")), "before" in found))  # (named first: the noun is the holder)
     return out
@@ -839,7 +857,7 @@ def limits(question: str) -> list[Limit]:
 
 # a person's life ("Which university did Guido van Rossum graduate from?"): a person named (`_NAMED`) and a word of a
 # biography
-_LIFE = re.compile(r"\b(?:graduat\w*|born|birth\w*|died|death|married|spouse|wife|husband|salary|net\s+worth|"
+_LIFE = re.compile(r"\b(?:graduat\w*|born|birth\w*|died|death|married|spouse|wife|husband|salary|net\s+worth|retir\w*|"
                    r"alma\s+mater|hometown|childhood|grew\s+up|stud(?:y|ied)\s+at|doctora\w*|ph\.?\s?d|"
                    r"(?:bachelor|master)['’]?s?\s+degree)\b", re.I)
 
