@@ -323,16 +323,6 @@ def test_what_the_asker_tells_after_the_question_is_no_part_of_it() -> None:
     assert len(analyse("How do I copy a widget? And how do I delete it?").parts) == 2
 
 
-def test_a_story_without_names_is_about_what_its_asking_sentences_name() -> None:
-    # "I'm writing a small reporting script …": the gap round had searched a part "about: writing small"
-    told = ("I'm writing a small reporting script that opens many gadgets in a loop. Before it breaks I want to know "
-            "the ceiling. Internally, how large is the engine's table of gadgets, and which entry of it is taken?")
-    q = analyse(told)
-    assert [t.text for t in q.subject] == ["gadgets", "Internally"]
-    assert [[t.text for t in p.subject][:2] for p in q.parts] == [["gadgets", "Internally"]] * 2
-    assert [t.text for t in analyse("Where does a small gadget keep its state?").subject] == ["small", "gadget"]  # no story
-
-
 def test_what_the_asker_tells_before_the_question_is_split_into_no_parts() -> None:
     # "…, and when the rows … are deleted …." and "…, and can't end in a dot, …." tell: before, each "and" opened a
     # part of its own, asked as a question and answered from word overlap (the maximum a part asked went unasked)

@@ -203,8 +203,7 @@ def asks_whether(text: str) -> bool:
 
 def _subject(q: str, terms: list[Term], atype: AnswerType) -> list[Term]:
     """The terms of the thing asked about: names and identifiers first, else the phrase after the
-    question words, else its first words (of a story, its asking sentences' first: "I'm writing a small reporting
-    script …" is where the need arose, "how big is the graphics engine's table of devices?" what is asked)."""
+    question words."""
     named = [t for t in terms if t.kind in (TermKind.IDENT, TermKind.NAME)]
     if named:
         return named[:3]
@@ -214,8 +213,7 @@ def _subject(q: str, terms: list[Term], atype: AnswerType) -> list[Term]:
         sub = extract_terms(re.sub(r"^(?:the\s+)?(?:purpose|point)\s+of\s+", "", m.group(1), flags=re.I))
         if sub:
             return sub[:3]
-    asked = the_ask(q)
-    return ([t for t in terms if mentions(t, text_forms(asked), asked)] or terms)[:2]
+    return terms[:2]
 
 
 def refers_back(text: str) -> bool:
