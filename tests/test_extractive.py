@@ -3414,6 +3414,7 @@ def test_a_name_qualifying_the_askers_own_thing_is_their_scene(question: str, se
     # the name of a thing of the asker's, set beside it
     ("My C code calls a helper module, zorbhelpers.py, which sits on sys.path. Why is it empty?", "zorbhelpers.py", True),
     ("Our service reads zorb.toml at start. What does zorb.toml configure?", "zorb.toml", False),
+    ("I use a Mac, zorb.toml fails to load. What does zorb.toml configure?", "zorb.toml", False),  # no thing of theirs
     ("What does zorb.cfg configure?", "zorb.cfg", False),  # a file asked about: a name the documents must hold
     ("Our client speaks Zorb/IP to the server. How do I read its replies?", "Zorb", False),  # names joined, no path
     ("We ship a Zorb/Native build. How do I read its replies?", "Native", False),
@@ -4064,7 +4065,8 @@ def test_a_limit_is_stated_by_a_number_of_what_is_counted_of_what_has_the_bound(
     stack, = limits("What is the smallest stack size I'm allowed to request?")
     assert stack.stated_by("32 KiB is currently the minimum supported stack size value.")  # the number before its noun
     threads, = limits("What is the default upper limit on concurrent handler threads?")
-    assert threads.stated_by("The server starts at most 40 handler threads at once.")
+    for said in ("The server starts at most 40 handler threads at once.", "It keeps 2-4 handler threads."):  # a range
+        assert threads.stated_by(said), said
     for said in ("Server loop running in thread: Thread-1 Received: Thread-2: Hello World 1",  # names, no count
                  "Each request is handled in a new thread."):
         assert not threads.stated_by(said), said

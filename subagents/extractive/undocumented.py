@@ -452,7 +452,7 @@ def set_aside(term: Term, focus: Focus, weights: Weights) -> bool:
 
 # a file's name given as an instance ("a file name like report.csv.gz", "e.g. settings.py", "say data.json") or as
 # the name of a thing of the asker's, set beside it ("a helper module, helpers.py, which sits on sys.path")
-_INSTANCE = re.compile(rf"\b{_AN_INSTANCE}|\b(?:a|an|my|our)\s+{_DESCRIBING}[a-z][\w-]*,\s+[\"'`]?$", re.I)
+_INSTANCE = re.compile(rf"\b{_AN_INSTANCE}|\b(?:a|an|my|our)\s+{_DESCRIBING}(?-i:[a-z][\w-]*),\s+[\"'`]?$", re.I)
 _SLASHED = re.compile(r"[^\s'\"`(),;]*/[^\s'\"`(),;]*")
 
 

@@ -414,7 +414,7 @@ def _numbered(counted: str, sentence: str, after: int = 0, spelled: bool = False
     it, no linking word between ("columns per table 1600"); `spelled`: a number in words too ("two thousand"). A
     number joined to a word is a name ("Thread-2: Hello World 1" counts no threads)."""
     head = text_forms(counted)
-    words = re.findall(r"[\w.=]+(?:-\d[\w.]*)*|[,;:]", sentence)  # ("Thread-2", "UTF-8": a name, no count)
+    words = re.findall(r"[A-Za-z_][\w.=]*-\d[\w.]*|[\w.=]+|[,;:]", sentence)  # ("Thread-2", "UTF-8": a name, no count)
     for i, w in enumerate(words):
         if "-" in w or not text_forms(w) & head:
             continue
