@@ -496,18 +496,6 @@ async def test_a_gap_for_a_part_that_says_it_is_searched_with_the_subject_it_ref
     assert task["queries"] and all("depth limit" in x for x in task["queries"]), task["queries"]  # never "raise" alone
 
 
-async def test_a_gap_for_a_part_of_a_story_is_about_what_its_asking_sentences_name() -> None:
-    # "I'm writing a small reporting script …": the gap round had searched a part "about: writing small", the
-    # scene's first words, and found nothing
-    q = ("I'm writing a small reporting script that opens many gadgets in a loop. Before it breaks I want to know the "
-         "ceiling. Internally, how large is the engine's table of gadgets, and which entry of it is always taken?")
-    r1 = RoundReport(1, (sub(q, ["The engine's table of gadgets is of size 64."], ["engine table gadgets"]),))
-    resp = await ExtractiveModel().complete(lead_request(q, (r1,), rounds_left=1))
-    task = resp.tool_uses()[0].input["tasks"][0]
-    assert "about: gadgets internally;" in task["objective"], task["objective"]
-    assert all("writing" not in x for x in task["queries"]), task["queries"]
-
-
 async def test_a_part_a_gap_round_asked_again_is_one_block_without_repeats() -> None:
     q = "What is the depth limit there for, and how can I raise it?"
     part2 = f"how can I raise it? (about: depth limit; part of: {q})"

@@ -219,17 +219,6 @@ def _fresh(queries: list[str], used: set[str]) -> list[str]:
     return [q for q in _distinct_queries(*queries) if q.lower() not in used]
 
 
-def _asked_subject(q: Question) -> list[Term]:
-    """The question's subject; for a story whose subject only its scene holds ("I'm writing a small reporting script
-    …" gives "writing small"), the first words its asking sentences name ("how big is the graphics engine's table of
-    devices?"): what a gap is searched with and about."""
-    asked = the_ask(q.text)
-    forms = text_forms(asked)
-    if not asked or any(mentions(t, forms, asked) for t in q.subject):
-        return q.subject
-    return [t for t in q.terms if mentions(t, forms, asked)][:2] or q.subject
-
-
 def gap_tasks(question: str, rounds: list[RoundReport], tools: list[str], most: int) -> tuple[list[dict[str, Any]], str]:
     """Tasks for what the findings still lack, with queries not used before; ([], "") when nothing is."""
     q = analyse(question)
@@ -239,7 +228,7 @@ def gap_tasks(question: str, rounds: list[RoundReport], tools: list[str], most: 
     forms = text_forms(found)
     used = _used_queries(rounds)
     gaps: list[tuple[Task, str]] = []
-    subject = words_of(_asked_subject(q))
+    subject = words_of(q.subject)
     if q.answer_type is AnswerType.COMPARISON and len(q.entities) >= 2:
         for e in q.entities:
             terms = entity_terms(e)
