@@ -740,14 +740,16 @@ def amounts(question: str) -> list[Amount]:
 # "what exact value in meters does earth() return?" (not "what value does it have", which a manual says in words)
 _BOUNDS = r"maximum|minimum|max|min|largest|smallest|highest|lowest|greatest|exact"
 _THE_OWNERS = r"(?:the\s+(?:(?:[\w.-]+\s+){0,2}?[\w.-]+['’]s\s+)?|(?:[\w.-]+\s+){0,2}?[\w.-]+['’]s\s+)"  # "the csv module's"
+# the words a counted thing's name ends before ("characters that …", "threads a server …", "connections per …")
+_NOUN_ENDS = r"that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|my|our|your|can|could|may|might|will|is|are"
 _IS_THERE = r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+"  # asking whether there is one ("Is there a maximum …")
 _LIMIT_ASKED = (
     re.compile(_OPENS + r"(?:(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+" + _THE_OWNERS + r"|(?P<there>"
                + _IS_THERE + r"))(?P<bound>" + _BOUNDS + r")\s+"
                r"(?:allowed\s+|permitted\s+|possible\s+|supported\s+)?(?P<measure>number|count|length|size)"
                r"(?:\s*,\s*[^,?.;]{1,40},)?\s+of\s+"  # ("the maximum length, in bytes, of a …")
-               r"(?P<noun>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|each|per|in|on|for|I|we|you|it|"
-               r"my|our|your|can|could|may|might|will|is|are|allowed|permitted|possible|supported|accepted)\b|"
+               r"(?P<noun>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:" + _NOUN_ENDS + r"|"
+               r"allowed|permitted|possible|supported|accepted)\b|"
                r"\s*[?,;.]|$|"
                # what has the bound, named before its verb ("headers HTTPConnection will accept")
                r"\s+[\w.()-]+\s+(?:can|could|may|might|will|would|should|must|accepts?|allows?|takes?|supports?)\b)",
@@ -763,8 +765,8 @@ _LIMIT_ASKED = (
     # a bound named a limit ("What is the default upper limit on concurrent handler threads?"): on what is counted
     re.compile(_OPENS + r"(?:what|which)(?:['’]s|\s+(?:is|are|was|were))\s+" + _THE_OWNERS + r"(?:(?:default|built-in|"
                r"hard|documented|current|actual)\s+)?(?P<bound>upper|lower)\s+(?P<measure>limit|bound)\s+(?:on|of|for)\s+"
-               r"(?:the\s+(?:number|count)\s+of\s+)?(?P<noun>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:that|which|a|an|the|one|"
-               r"each|per|in|on|for|I|we|you|it|my|our|your|can|could|may|might|will|is|are|and|or)\b|\s*[?,;.]|$)", re.I),
+               r"(?:the\s+(?:number|count)\s+of\s+)?(?P<noun>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:" + _NOUN_ENDS
+               + r"|and|or)\b|\s*[?,;.]|$)", re.I),
 )
 
 
